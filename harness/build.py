@@ -1,0 +1,117 @@
+"""Build: accepted candidates in, a `BuildResult` per candidate out.
+
+Every candidate compiles in a directory of its own, keyed by a hash of its source, the torch and
+CUDA versions and the target arch: two candidates that use the same extension name never collide,
+and an unchanged candidate is never rebuilt. Compiles run in parallel worker processes under a
+time limit; each keeps its compiler log beside its build.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from harness.discovery import Candidate
+from harness.env import REPO_ROOT, EnvInfo
+from harness.records import locked, now_utc, write_atomic
+from harness.spawn import spawn_worker
+
+BUILD_RECIPE_VERSION = 1   # bump when the way candidates are compiled changes
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    candidate: str
+    status: str              # ok, compile_error, load_error, timeout, crashed, skipped
+    reason: str
+    compile_s: float | None
+    cached: bool
+    build_dir: Path
+    log_path: Path
+
+
+def arch_list(setting: str, env: EnvInfo, fallback: str) -> str:
+    """TORCH_CUDA_ARCH_LIST: from the config, else the visible GPU, else the fallback."""
+    if setting and setting != "auto":
+        return setting
+    return env.compute_capability or fallback
+
+
+def build_key(candidate: Candidate, env: EnvInfo, arch: str) -> str:
+    parts = [candidate.sha256, env.torch, env.torch_cuda, env.nvcc, arch, env.python, str(BUILD_RECIPE_VERSION)]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
+
+
+def build_dir_for(cache_dir: Path, candidate: Candidate, env: EnvInfo, arch: str) -> Path:
+    return cache_dir / f"{candidate.path.stem}-{build_key(candidate, env, arch)}"
+
+
+def worker_environment(build_dir: Path, env: EnvInfo, arch: str, uses_cuda: bool) -> dict[str, str]:
+    overrides = {"TORCH_EXTENSIONS_DIR": str(build_dir / "ext"), "MAX_JOBS": os.environ.get("MAX_JOBS", "2")}
+    if env.cuda_home:
+        overrides["CUDA_HOME"] = env.cuda_home
+    if uses_cuda:
+        overrides["TORCH_CUDA_ARCH_LIST"] = arch
+    return overrides
+
+
+def can_compile_cuda(env: EnvInfo) -> str:
+    """Empty when CUDA candidates can be compiled here, else the reason they cannot."""
+    if not env.torch_cuda:
+        return "torch is a CPU build: CUDA candidates cannot be compiled here"
+    if not env.cuda_home:
+        return "no CUDA toolkit found (set CUDA_HOME): CUDA candidates cannot be compiled here"
+    return ""
+
+
+def build_one(candidate: Candidate, uses_cuda: bool, env: EnvInfo, arch: str, cache_dir: Path,
+              time_limit_s: float) -> BuildResult:
+    directory = build_dir_for(cache_dir, candidate, env, arch)
+    log_path = directory / "build.log"
+    marker = directory / "built.json"
+    if uses_cuda and (reason := can_compile_cuda(env)):
+        return BuildResult(candidate.id, "skipped", reason, None, False, directory, log_path)
+    directory.mkdir(parents=True, exist_ok=True)
+    with locked(directory / "build"):    # two runs at once build a candidate once
+        if marker.exists():
+            try:
+                data = json.loads(marker.read_text())
+                return BuildResult(candidate.id, "ok", "", data.get("compile_s"), True, directory, log_path)
+            except (OSError, json.JSONDecodeError):
+                marker.unlink(missing_ok=True)   # corrupt entry: rebuild
+        job = {"mode": "build", "candidate": {"id": candidate.id, "path": str(candidate.path), "sha256": candidate.sha256},
+               "device": "cpu"}
+        log_path.write_text(f"# build of {candidate.path} at {now_utc()}\n")
+        outcome = spawn_worker(job, worker_environment(directory, env, arch, uses_cuda), time_limit_s, log_path)
+        if outcome.timed_out:
+            return BuildResult(candidate.id, "timeout", f"compile killed after the {time_limit_s:.0f} s time limit",
+                               outcome.seconds, False, directory, log_path)
+        if not outcome.lines:
+            return BuildResult(candidate.id, "crashed", outcome.crash_reason, outcome.seconds, False, directory, log_path)
+        line = outcome.lines[-1]
+        if line["status"] == "ok":
+            write_atomic(marker, json.dumps({"candidate": str(candidate.path), "sha256": candidate.sha256,
+                                             "compile_s": line["compile_s"], "built_at": now_utc()}))
+        return BuildResult(candidate.id, line["status"], line["reason"], line["compile_s"], False, directory, log_path)
+
+
+def forget_build(result: BuildResult) -> None:
+    """Drop a cache entry found broken at load time, so the next build starts clean."""
+    (result.build_dir / "built.json").unlink(missing_ok=True)
+
+
+def build_all(jobs: list[tuple[Candidate, bool]], env: EnvInfo, arch: str, cache_dir: Path, time_limit_s: float,
+              workers: int, on_done: Callable[[BuildResult], None]) -> dict[str, BuildResult]:
+    cache_dir = cache_dir if cache_dir.is_absolute() else REPO_ROOT / cache_dir
+    results: dict[str, BuildResult] = {}
+    with ThreadPoolExecutor(max_workers=max(1, workers or os.cpu_count() or 1)) as pool:
+        futures = [pool.submit(build_one, c, cuda, env, arch, cache_dir, time_limit_s) for c, cuda in jobs]
+        for future in as_completed(futures):
+            result = future.result()
+            results[result.candidate] = result
+            on_done(result)
+    return results

@@ -1,0 +1,89 @@
+"""Run configuration: a YAML file in (configs/default.yaml unless --config), a `Config` out.
+
+A user file may set any subset of the keys in the defaults; unknown keys and wrong types are
+refused with one line naming the file and key.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.problem import ProblemError
+
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.yaml"
+TIMING_METHODS = ("events", "graph", "host")
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    data: dict
+
+    def get(self, dotted: str) -> Any:
+        value: Any = self.data
+        for part in dotted.split("."):
+            value = value[part]
+        return value
+
+    @property
+    def timing(self) -> dict:
+        return dict(self.data["timing"])
+
+
+def _merge(path: Path, base: dict, override: dict, prefix: str = "") -> dict:
+    merged = dict(base)
+    for key, value in override.items():
+        dotted = f"{prefix}{key}"
+        if key not in base:
+            raise ProblemError(f"{path}: {dotted}: expected one of the known keys {sorted(base)} (unknown key)")
+        default = base[key]
+        if isinstance(default, dict):
+            if not isinstance(value, dict):
+                raise ProblemError(f"{path}: {dotted}: expected a mapping, got {type(value).__name__}")
+            merged[key] = _merge(path, default, value, dotted + ".")
+        elif isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise ProblemError(f"{path}: {dotted}: expected true or false, got {value!r}")
+            merged[key] = value
+        elif isinstance(default, (int, float)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ProblemError(f"{path}: {dotted}: expected a non-negative number, got {value!r}")
+            merged[key] = value
+        elif isinstance(default, list):
+            if not isinstance(value, list):
+                raise ProblemError(f"{path}: {dotted}: expected a list, got {value!r}")
+            merged[key] = value
+        else:
+            if not isinstance(value, str):
+                raise ProblemError(f"{path}: {dotted}: expected a string, got {value!r}")
+            merged[key] = value
+    return merged
+
+
+def _read(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ProblemError(f"{path}: file not found (expected a config YAML file)") from None
+    except yaml.YAMLError as exc:
+        raise ProblemError(f"{path}: document: expected valid YAML ({exc})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ProblemError(f"{path}: document: expected a mapping of config sections")
+    return data
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    defaults = _read(DEFAULT_CONFIG)
+    if path is None:
+        data, source = defaults, DEFAULT_CONFIG
+    else:
+        source = Path(path)
+        data = _merge(source, defaults, _read(source))
+    if data["timing"]["method"] not in TIMING_METHODS:
+        raise ProblemError(f"{source}: timing.method: expected one of {list(TIMING_METHODS)}, got {data['timing']['method']!r}")
+    return Config(source, data)

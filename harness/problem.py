@@ -1,0 +1,241 @@
+"""Problem loading: a problem YAML path in, a validated `Problem` out.
+
+Every defect is reported as one `ProblemError` line naming the file, the key and what was expected.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DISTRIBUTIONS = {
+    "normal": {"mean": 0.0, "std": 1.0},
+    "uniform": {"low": 0.0, "high": 1.0},              # open interval: endpoints never drawn
+    "sigmoid_normal": {"mean": 0.0, "std": 1.0},       # sigmoid(N(mean, std)): in (0, 1)
+}
+DTYPES = ("float32", "float64", "float16", "bfloat16")
+TOP_KEYS = {"name", "description", "reference", "dtype", "init_inputs", "shapes", "inputs", "verify"}
+VERIFY_KEYS = {"seeds", "cases", "tolerance"}
+TOLERANCE_KEYS = {"rtol", "atol_rms"}
+MAX_ELEMENTS = 2**34
+
+
+class ProblemError(ValueError):
+    """A problem file that cannot be used; str() is the one line shown to the user."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    dims: dict[str, int]
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    name: str
+    shape: tuple[str, ...]
+    dist: str
+    params: dict[str, float]
+
+    def sizes(self, shape: Shape) -> tuple[int, ...]:
+        return tuple(shape.dims[d] for d in self.shape)
+
+
+@dataclass(frozen=True)
+class VerifyCase:
+    name: str
+    seeds: int
+    overrides: dict[str, tuple[str, dict[str, float]]]   # input name -> (dist, params)
+
+
+@dataclass(frozen=True)
+class Problem:
+    name: str
+    path: Path
+    reference_path: Path
+    dtype: str
+    init_inputs: tuple
+    shapes: dict[str, Shape]
+    inputs: tuple[InputSpec, ...]
+    cases: tuple[VerifyCase, ...]
+    rtol: float
+    atol_rms: float
+    sha256: str = field(default="")
+
+    @property
+    def reference_module(self) -> str:
+        return self.reference_path.stem
+
+
+def _fail(path: Path, key: str, expected: str) -> ProblemError:
+    return ProblemError(f"{path}: {key}: expected {expected}")
+
+
+def _number(path: Path, key: str, value: Any, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise _fail(path, key, f"a finite number, got {value!r}")
+    if positive and value <= 0:
+        raise _fail(path, key, f"a positive number, got {value!r}")
+    return float(value)
+
+
+def _positive_int(path: Path, key: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise _fail(path, key, f"a positive integer, got {value!r}")
+    return value
+
+
+def _mapping(path: Path, key: str, value: Any) -> dict:
+    if not isinstance(value, dict):
+        raise _fail(path, key, f"a mapping, got {type(value).__name__}")
+    return value
+
+
+def _unknown(path: Path, key: str, value: dict, allowed: set[str]) -> None:
+    extra = sorted(set(map(str, value)) - allowed)
+    if extra:
+        raise _fail(path, f"{key}{extra[0]}" if key else extra[0], f"one of the known keys {sorted(allowed)} (unknown key)")
+
+
+def _distribution(path: Path, key: str, spec: dict, extra_keys: set[str]) -> tuple[str, dict[str, float]]:
+    dist = spec.get("dist")
+    if dist not in DISTRIBUTIONS:
+        raise _fail(path, f"{key}.dist", f"one of {sorted(DISTRIBUTIONS)}, got {dist!r}")
+    allowed = set(DISTRIBUTIONS[dist]) | {"dist"} | extra_keys
+    _unknown(path, f"{key}.", spec, allowed)
+    params = {p: _number(path, f"{key}.{p}", spec.get(p, default)) for p, default in DISTRIBUTIONS[dist].items()}
+    if dist == "normal" and params["std"] <= 0 or dist == "sigmoid_normal" and params["std"] <= 0:
+        raise _fail(path, f"{key}.std", f"a positive number, got {params['std']}")
+    if dist == "uniform" and not params["low"] < params["high"]:
+        raise _fail(path, f"{key}.low", f"less than high ({params['high']}), got {params['low']}")
+    return dist, params
+
+
+def load_problem(path: str | Path) -> Problem:
+    path = Path(path)
+    try:
+        raw_text = path.read_text()
+    except FileNotFoundError:
+        raise ProblemError(f"{path}: file not found (expected a problem YAML file)") from None
+    except OSError as exc:
+        raise ProblemError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(raw_text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "document"
+        raise ProblemError(f"{path}: {where}: expected valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+    data = _mapping(path, "document", data)
+    _unknown(path, "", data, TOP_KEYS)
+    for key in ("name", "reference", "shapes", "inputs", "verify"):
+        if key not in data:
+            raise _fail(path, key, "this key (missing)")
+
+    name = data["name"]
+    if not isinstance(name, str) or not name.replace("_", "").isalnum():
+        raise _fail(path, "name", f"an identifier of letters, digits and '_', got {name!r}")
+    reference = data["reference"]
+    if not isinstance(reference, str) or not reference.endswith(".py"):
+        raise _fail(path, "reference", f"a path to a .py file, got {reference!r}")
+    reference_path = (path.parent / reference).resolve()
+    if not reference_path.is_file():
+        raise _fail(path, "reference", f"an existing file, {reference_path} not found")
+    dtype = data.get("dtype", "float32")
+    if dtype not in DTYPES:
+        raise _fail(path, "dtype", f"one of {list(DTYPES)}, got {dtype!r}")
+    init_inputs = data.get("init_inputs", [])
+    if not isinstance(init_inputs, list):
+        raise _fail(path, "init_inputs", f"a list, got {type(init_inputs).__name__}")
+
+    inputs = []
+    raw_inputs = data["inputs"]
+    if not isinstance(raw_inputs, list) or not raw_inputs:
+        raise _fail(path, "inputs", "a non-empty list of {name, shape, dist}")
+    for index, spec in enumerate(raw_inputs):
+        key = f"inputs[{index}]"
+        spec = _mapping(path, key, spec)
+        input_name = spec.get("name")
+        if not isinstance(input_name, str) or not input_name.isidentifier():
+            raise _fail(path, f"{key}.name", f"an identifier, got {input_name!r}")
+        dims = spec.get("shape")
+        if not isinstance(dims, list) or not dims or not all(isinstance(d, str) for d in dims):
+            raise _fail(path, f"{key}.shape", f"a list of dimension names, got {dims!r}")
+        dist, params = _distribution(path, key, spec, {"name", "shape"})
+        inputs.append(InputSpec(input_name, tuple(dims), dist, params))
+    names = [spec.name for spec in inputs]
+    if len(set(names)) != len(names):
+        raise _fail(path, "inputs", f"distinct names, got {names}")
+    dim_names = {d for spec in inputs for d in spec.shape}
+
+    raw_shapes = _mapping(path, "shapes", data["shapes"])
+    if not raw_shapes:
+        raise _fail(path, "shapes", "at least one named shape")
+    shapes = {}
+    for shape_name, dims in raw_shapes.items():
+        key = f"shapes.{shape_name}"
+        dims = _mapping(path, key, dims)
+        missing = sorted(dim_names - set(dims))
+        if missing:
+            raise _fail(path, f"{key}.{missing[0]}", "a size for every dimension the inputs use (missing)")
+        _unknown(path, f"{key}.", dims, dim_names)
+        sizes = {d: _positive_int(path, f"{key}.{d}", v) for d, v in dims.items()}
+        for spec in inputs:
+            if math.prod(spec.sizes(Shape(shape_name, sizes))) > MAX_ELEMENTS:
+                raise _fail(path, key, f"at most {MAX_ELEMENTS} elements per input ({spec.name} is larger)")
+        shapes[str(shape_name)] = Shape(str(shape_name), sizes)
+
+    verify = _mapping(path, "verify", data["verify"])
+    _unknown(path, "verify.", verify, VERIFY_KEYS)
+    cases = [VerifyCase("default", _positive_int(path, "verify.seeds", verify.get("seeds", 2)), {})]
+    raw_cases = verify.get("cases", [])
+    if not isinstance(raw_cases, list):
+        raise _fail(path, "verify.cases", "a list of {name, seeds, inputs}")
+    for index, case in enumerate(raw_cases):
+        key = f"verify.cases[{index}]"
+        case = _mapping(path, key, case)
+        _unknown(path, f"{key}.", case, {"name", "seeds", "inputs"})
+        case_name = case.get("name")
+        if not isinstance(case_name, str) or not case_name:
+            raise _fail(path, f"{key}.name", f"a name, got {case_name!r}")
+        overrides = {}
+        for input_name, spec in _mapping(path, f"{key}.inputs", case.get("inputs", {})).items():
+            if input_name not in names:
+                raise _fail(path, f"{key}.inputs.{input_name}", f"one of the inputs {names}")
+            overrides[input_name] = _distribution(path, f"{key}.inputs.{input_name}",
+                                                  _mapping(path, f"{key}.inputs.{input_name}", spec), set())
+        cases.append(VerifyCase(case_name, _positive_int(path, f"{key}.seeds", case.get("seeds", 1)), overrides))
+    tolerance = _mapping(path, "verify.tolerance", verify.get("tolerance", {}))
+    _unknown(path, "verify.tolerance.", tolerance, TOLERANCE_KEYS)
+    for key in ("rtol", "atol_rms"):
+        if key not in tolerance:
+            raise _fail(path, f"verify.tolerance.{key}", "this key (missing)")
+    rtol = _number(path, "verify.tolerance.rtol", tolerance["rtol"], positive=True)
+    atol_rms = _number(path, "verify.tolerance.atol_rms", tolerance["atol_rms"], positive=True)
+
+    digest = hashlib.sha256(raw_text.encode() + reference_path.read_bytes()).hexdigest()
+    return Problem(name, path, reference_path, dtype, tuple(init_inputs), shapes, tuple(inputs),
+                   tuple(cases), rtol, atol_rms, digest)
+
+
+def import_reference(problem: Problem):
+    """Import the reference module; it must define `Model`."""
+    spec = importlib.util.spec_from_file_location(f"reference_{problem.name}", problem.reference_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not isinstance(getattr(module, "Model", None), type):
+        raise ProblemError(f"{problem.path}: reference: expected {problem.reference_path.name} to define class Model")
+    return module
+
+
+def select_shapes(problem: Problem, names: list[str] | None) -> list[Shape]:
+    if not names:
+        return list(problem.shapes.values())
+    unknown = [n for n in names if n not in problem.shapes]
+    if unknown:
+        raise ProblemError(f"{problem.path}: shapes: expected one of {sorted(problem.shapes)}, got {unknown[0]!r}")
+    return [problem.shapes[n] for n in names]

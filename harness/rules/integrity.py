@@ -1,0 +1,1 @@
+"""Integrity rules (IDs I1xx): catch candidates that get credit without computing the answer."""

@@ -1,0 +1,296 @@
+"""Runner: a problem, candidates and a config in; records appended and leaderboards written out.
+
+Order of work: environment probe (child process), static check (in process: parsing only),
+parallel builds (worker processes), then evaluation, one worker process per candidate: the eager
+reference first (it also proves the problem is not near-constant), then the other baselines and
+the candidates, spread over the selected GPUs. Finished records from an earlier run with the same
+candidate, problem, environment and config are reused, so an interrupted run resumes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import queue
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Protocol
+
+from harness import build as build_stage
+from harness.config import Config
+from harness.discovery import Candidate, discover
+from harness.env import REPO_ROOT, EnvInfo
+from harness.leaderboard import EAGER, Row, build_rows, write_leaderboard
+from harness.problem import Problem, ProblemError, select_shapes
+from harness.records import Record, append_record, now_utc, read_records, write_atomic
+from harness.rules import ERROR, check_text, is_accepted, parse_candidate
+from harness.spawn import spawn_worker
+
+log = logging.getLogger(__name__)
+BASELINES = (("ref:eager", "eager"), ("ref:graph", "graph"), ("ref:compile", "compile"))
+
+
+class Reporter(Protocol):
+    def phase(self, name: str, total: int) -> None: ...
+    def advance(self, name: str, description: str) -> None: ...
+    def note(self, message: str) -> None: ...
+
+
+class SilentReporter:
+    def phase(self, name: str, total: int) -> None:
+        pass
+
+    def advance(self, name: str, description: str) -> None:
+        pass
+
+    def note(self, message: str) -> None:
+        log.info(message)
+
+
+@dataclass
+class RunOptions:
+    problem: Problem
+    config: Config
+    env: EnvInfo
+    candidates: list[Candidate]
+    shapes: list[str]
+    results_dir: Path
+    gpus: list[int] = field(default_factory=lambda: [0])
+    fresh: bool = False
+
+
+@dataclass
+class RunSummary:
+    rows: list[Row]
+    shapes: list[str]
+    output_dir: Path
+    reused: int
+    evaluated: int
+    wall_s: float
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One row-to-be: a candidate file or a baseline."""
+    id: str
+    kind: str
+    sha256: str
+    candidate: Candidate | None = None
+    baseline: str = ""
+    uses_cuda: bool = False
+
+
+def config_digest(config: Config) -> str:
+    return hashlib.sha256(json.dumps(config.data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def default_shapes(problem: Problem, config: Config, device: str, requested: list[str] | None) -> list[str]:
+    if requested:
+        return [s.name for s in select_shapes(problem, requested)]
+    wanted = config.get("evaluate.shapes").get(device) or list(problem.shapes)
+    return [s for s in wanted if s in problem.shapes] or list(problem.shapes)
+
+
+class Run:
+    def __init__(self, options: RunOptions, reporter: Reporter):
+        self.options = options
+        self.reporter = reporter
+        self.problem = options.problem
+        self.env = options.env
+        self.config = options.config
+        self.output_dir = options.results_dir / self.problem.name
+        self.records_path = self.output_dir / "records.jsonl"
+        self.run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + secrets.token_hex(3)
+        self.config_sha = config_digest(self.config)
+        self.secret_seed = secrets.randbits(62)
+        self.done: dict[tuple, Record] = {}
+        self.lock = threading.Lock()
+        self.evaluated = 0
+        self.reused = 0
+
+    # --- records -------------------------------------------------------------------------------------
+    def record(self, entry: Entry, shape: str, status: str, reason: str, stage: str, **extra) -> Record:
+        record = Record(run_id=self.run_id, problem=self.problem.name, problem_sha256=self.problem.sha256,
+                        candidate=entry.id, candidate_sha256=entry.sha256, kind=entry.kind, shape=shape,
+                        status=status, reason=reason, stage=stage, env_key=self.env.key,
+                        config_sha256=self.config_sha, device=self.env.device, recorded_at=now_utc(), **extra)
+        with self.lock:
+            append_record(self.records_path, record)
+            self.done[record.resume_key] = record
+            self.evaluated += 1
+        return record
+
+    def key(self, entry: Entry, shape: str) -> tuple:
+        return (entry.id, entry.sha256, self.problem.sha256, self.env.key, self.config_sha, shape)
+
+    def pending_shapes(self, entry: Entry) -> list[str]:
+        return [s for s in self.options.shapes if self.key(entry, s) not in self.done]
+
+    def load_previous(self) -> None:
+        if self.options.fresh:
+            return
+        for record in read_records(self.records_path):
+            self.done[record.resume_key] = record
+
+    # --- stages --------------------------------------------------------------------------------------
+    def entries(self) -> tuple[list[Entry], list[Entry]]:
+        baseline_flags = self.config.get("baselines")
+        baselines = [Entry(ident, "baseline", self.problem.sha256, baseline=name) for ident, name in BASELINES
+                     if baseline_flags.get(name)]
+        if not any(e.id == EAGER for e in baselines):
+            baselines.insert(0, Entry(EAGER, "baseline", self.problem.sha256, baseline="eager"))
+        return baselines, []
+
+    def check(self, candidates: list[Candidate]) -> list[Entry]:
+        accepted = []
+        self.reporter.phase("check", len(candidates))
+        for candidate in candidates:
+            entry_probe = Entry(candidate.id, "candidate", candidate.sha256, candidate)
+            text = candidate.path.read_text(encoding="utf-8", errors="replace")
+            source = parse_candidate(str(candidate.path), text, self.problem.reference_module)
+            from harness.rules import check_source
+            findings = check_source(source)
+            entry = Entry(candidate.id, "candidate", candidate.sha256, candidate, uses_cuda=source.uses_cuda)
+            if is_accepted(findings):
+                accepted.append(entry)
+            else:
+                errors = [f for f in findings if f.severity == ERROR]
+                reason = "; ".join(f"{f.rule} line {f.line}: {f.message}" for f in errors[:3])
+                for shape in self.pending_shapes(entry_probe):
+                    self.record(entry, shape, "rejected", reason, "check", check=errors[0].rule,
+                                findings=[f.to_json() for f in findings])
+            self.reporter.advance("check", candidate.id)
+        return accepted
+
+    def build(self, entries: list[Entry]) -> dict[str, build_stage.BuildResult]:
+        todo = [e for e in entries if self.pending_shapes(e)]
+        self.reporter.phase("build", len(todo))
+        settings = self.config.get("build")
+        arch = build_stage.arch_list(settings["cuda_arch_list"], self.env, settings["fallback_arch"])
+        cache_dir = Path(settings["cache_dir"])
+
+        def done(result: build_stage.BuildResult) -> None:
+            word = "cached" if result.cached else result.status
+            self.reporter.advance("build", f"{result.candidate}: {word}")
+
+        results = build_stage.build_all([(e.candidate, e.uses_cuda) for e in todo], self.env, arch, cache_dir,
+                                        float(settings["time_limit_s"]), int(settings["workers"]), done)
+        self.arch = arch
+        return results
+
+    def evaluate_entry(self, entry: Entry, gpu: int | None, build: build_stage.BuildResult | None) -> None:
+        shapes = self.pending_shapes(entry)
+        if not shapes:
+            return
+        extra = {}
+        if build is not None:
+            extra = {"compile_s": build.compile_s, "build_cached": build.cached}
+            if build.status != "ok":
+                status = build.status
+                for shape in shapes:
+                    self.record(entry, shape, status, build.reason, "build", **extra)
+                return
+            if entry.uses_cuda and self.env.device != "cuda":
+                for shape in shapes:
+                    self.record(entry, shape, "skipped", "no CUDA device: compiled only, not run", "build", **extra)
+                return
+        job = {"mode": "evaluate", "device": self.env.device, "problem_path": str(self.problem.path),
+               "shapes": shapes, "timing": self.config.timing, "secret_seed": self.secret_seed,
+               "baseline": entry.baseline or None, "check_reference": entry.id == EAGER, "gpu": gpu,
+               "compile_shapes": self.config.get("baselines").get("compile_shapes", []),
+               "compile_time_limit_s": self.config.get("baselines.compile_time_limit_s")}
+        env_overrides = {}
+        if entry.candidate is not None:
+            job["candidate"] = {"id": entry.id, "path": str(entry.candidate.path), "sha256": entry.sha256}
+            env_overrides = build_stage.worker_environment(build.build_dir, self.env, self.arch, entry.uses_cuda)
+            log_path = build.build_dir / f"evaluate-{self.run_id}.log"
+        else:
+            log_path = self.output_dir / "logs" / f"{entry.id.replace(':', '_')}-{self.run_id}.log"
+        if gpu is not None and self.env.device == "cuda":
+            env_overrides["CUDA_VISIBLE_DEVICES"] = str(gpu)
+        limit = float(self.config.get("evaluate.time_limit_s"))
+        outcome = spawn_worker(job, env_overrides, limit, log_path)
+        seen = set()
+        for line in outcome.lines:
+            shape = line.get("shape")
+            if shape not in shapes or shape in seen:
+                continue
+            seen.add(shape)
+            timing = line.get("timing") or {}
+            record = self.record(entry, shape, line["status"], line.get("reason", ""), line.get("stage", ""),
+                                 check=line.get("check", ""), max_abs_err=line.get("max_abs_err"),
+                                 max_rel_err=line.get("max_rel_err"), trials=line.get("trials"),
+                                 time_us=line.get("time_us"), host_us=timing.get("host_median_us"),
+                                 timing=timing, **extra)
+            if line.get("near_constant"):
+                self.near_constant = True
+            if line["status"] in ("compile_error", "load_error") and build is not None and build.cached:
+                build_stage.forget_build(build)   # a cached build that no longer loads: rebuild next time
+        missing = [s for s in shapes if s not in seen]
+        for shape in missing:
+            if outcome.timed_out:
+                self.record(entry, shape, "timeout", f"evaluation killed after the {limit:.0f} s time limit", "evaluate", **extra)
+            else:
+                self.record(entry, shape, "crashed", outcome.crash_reason, "evaluate", **extra)
+        self.reporter.advance("evaluate", entry.id)
+
+    def evaluate(self, baselines: list[Entry], candidates: list[Entry], builds: dict) -> None:
+        todo = [e for e in baselines + candidates if self.pending_shapes(e)]
+        self.reporter.phase("evaluate", len(todo))
+        self.near_constant = False
+        eager = [e for e in todo if e.id == EAGER]
+        gpus = self.options.gpus if self.env.device == "cuda" else [None]
+        for entry in eager:   # first and alone: the problem itself is checked here
+            self.evaluate_entry(entry, gpus[0], None)
+        if self.near_constant:
+            raise ProblemError(f"{self.problem.path}: reference: expected an output that depends on the inputs "
+                               "(near-constant across seeds, so a constant output could pass)")
+        work: queue.Queue[Entry] = queue.Queue()
+        for entry in todo:
+            if entry.id != EAGER:
+                work.put(entry)
+
+        def drain(gpu: int | None) -> None:
+            while True:
+                try:
+                    entry = work.get_nowait()
+                except queue.Empty:
+                    return
+                self.evaluate_entry(entry, gpu, builds.get(entry.id))
+
+        threads = [threading.Thread(target=drain, args=(gpu,), daemon=True) for gpu in gpus]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(timeout=0.5)   # short joins keep Ctrl-C responsive
+
+    def finish(self, order: list[str]) -> list[Row]:
+        current = [r for key, r in self.done.items() if r.candidate in order and key[2:5] == (
+            self.problem.sha256, self.env.key, self.config_sha) and r.shape in self.options.shapes]
+        rows = build_rows(current, order, self.options.shapes)
+        write_atomic(self.output_dir / "env.json", json.dumps(self.env.to_json(), indent=2) + "\n")
+        meta = {"timing_method": self.config.get("timing.method"), "timing": self.config.timing,
+                "problem_sha256": self.problem.sha256, "config": str(self.config.path), "run_id": self.run_id}
+        write_leaderboard(self.output_dir, self.problem.name, self.env.to_json(), rows, self.options.shapes, meta)
+        return rows
+
+
+def run(options: RunOptions, reporter: Reporter | None = None) -> RunSummary:
+    reporter = reporter or SilentReporter()
+    started = time.perf_counter()
+    state = Run(options, reporter)
+    state.load_previous()
+    state.arch = ""
+    baselines, _ = state.entries()
+    candidates = state.check(options.candidates)
+    builds = state.build(candidates)
+    state.evaluate(baselines, candidates, builds)
+    order = [e.id for e in baselines] + [c.id for c in options.candidates]
+    rows = state.finish(order)
+    return RunSummary(rows, options.shapes, state.output_dir, state.reused, state.evaluated,
+                      time.perf_counter() - started)

@@ -1,0 +1,93 @@
+"""Worker processes: a job in, the worker's JSON lines and how it ended out.
+
+Each worker runs in its own process group so that a timeout kills it and everything it started
+(the compiler included). Results travel through a file of JSON lines, never parsed from stdout.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.env import REPO_ROOT
+
+
+@dataclass(frozen=True)
+class WorkerOutcome:
+    lines: list[dict]
+    returncode: int | None
+    timed_out: bool
+    seconds: float
+    log_path: Path
+
+    @property
+    def crash_reason(self) -> str:
+        if self.timed_out:
+            return f"killed after the {self.seconds:.0f} s time limit"
+        code = self.returncode
+        if code is not None and code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return f"worker died from {name}{self.log_hint()}"
+        return f"worker exited with code {code} without a result{self.log_hint()}"
+
+    def log_hint(self) -> str:
+        try:
+            lines = [line.strip() for line in self.log_path.read_text(errors="replace").splitlines() if line.strip()]
+        except OSError:
+            return ""
+        return f": {lines[-1][:160]}" if lines else ""
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
+
+
+def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log_path: Path) -> WorkerOutcome:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="harness-worker-") as scratch:
+        results_path = Path(scratch) / "results.jsonl"
+        results_path.touch()
+        job = dict(job, results_path=str(results_path))
+        env = dict(os.environ)
+        env.update(env_overrides)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH", "")]))
+        env["PYTHONUNBUFFERED"] = "1"
+        started = time.perf_counter()
+        with open(log_path, "ab") as log:
+            process = subprocess.Popen([sys.executable, "-m", "harness.worker"], stdin=subprocess.PIPE, stdout=log,
+                                       stderr=subprocess.STDOUT, env=env, cwd=REPO_ROOT, start_new_session=True)
+            timed_out = False
+            try:
+                process.stdin.write(json.dumps(job).encode())
+                process.stdin.close()
+                process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill_group(process)
+            except BaseException:   # Ctrl-C: take the worker down with us
+                _kill_group(process)
+                raise
+            finally:
+                if process.poll() is None:
+                    _kill_group(process)
+        seconds = time.perf_counter() - started
+        lines = []
+        for raw in results_path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                lines.append(json.loads(raw))
+            except json.JSONDecodeError:
+                break    # a line cut short by a crash: everything before it stands
+    return WorkerOutcome(lines, process.returncode, timed_out, seconds, log_path)

@@ -1,0 +1,172 @@
+"""Timing: a callable and its rotating input sets in, a `TimingResult` out.
+
+Methods (configs/default.yaml, `timing.method`):
+- events: a CUDA event pair around each call on the current stream, with a short spin kernel
+  enqueued ahead of the start event so host launch latency stays out of device time, and the L2
+  flushed between calls outside the timed region;
+- graph: `graph_calls` calls captured in one CUDA graph and replayed; per-call time is the
+  replay time over the call count;
+- host: wall clock around each call closed by a device-wide synchronize (counts every stream
+  and the host overhead a user pays). Host time per call is always measured too.
+On CPU every method is the monotonic clock.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Sequence
+
+import torch
+
+
+class CaptureError(RuntimeError):
+    """The callable cannot be captured in a CUDA graph, or its graph does no work."""
+
+
+@dataclass(frozen=True)
+class TimingResult:
+    method: str
+    median_us: float
+    iqr_us: float
+    min_us: float
+    mean_us: float
+    rse: float                  # relative standard error of the mean
+    n: int
+    host_median_us: float       # wall clock per call, synchronized
+    samples_us: list[float] = field(repr=False)
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["samples_us"] = [round(s, 3) for s in self.samples_us]
+        return data
+
+
+def summarize(method: str, samples_us: Sequence[float], host_median_us: float) -> TimingResult:
+    ordered = sorted(samples_us)
+    n = len(ordered)
+    quartiles = statistics.quantiles(ordered, n=4) if n >= 2 else [ordered[0]] * 3
+    mean = statistics.fmean(ordered)
+    rse = statistics.stdev(ordered) / mean / math.sqrt(n) if n >= 2 and mean > 0 else float("inf")
+    return TimingResult(method, statistics.median(ordered), quartiles[2] - quartiles[0], ordered[0], mean,
+                        rse, n, host_median_us, list(samples_us))
+
+
+def _enough(samples: list[float], started: float, settings: dict) -> bool:
+    n = len(samples)
+    if n >= settings["max_iters"]:
+        return True
+    if n < settings["min_iters"]:
+        return time.perf_counter() - started > 4 * settings["budget_s"]
+    if time.perf_counter() - started > settings["budget_s"]:
+        return True
+    mean = statistics.fmean(samples)
+    return mean > 0 and statistics.stdev(samples) / mean / math.sqrt(n) < settings["target_rse"]
+
+
+def _warm_up(call: Callable[[int], object], settings: dict, synchronize: Callable[[], None]) -> None:
+    started, count = time.perf_counter(), 0
+    while count < settings["warmup_iters"] or (time.perf_counter() - started) * 1e3 < settings["warmup_ms"]:
+        call(count)
+        synchronize()
+        count += 1
+        if time.perf_counter() - started > settings["budget_s"]:
+            break
+
+
+def time_host(call: Callable[[int], object], iters: int, synchronize: Callable[[], None]) -> list[float]:
+    samples = []
+    for i in range(iters):
+        synchronize()
+        start = time.perf_counter_ns()
+        call(i)
+        synchronize()
+        samples.append((time.perf_counter_ns() - start) / 1e3)
+    return samples
+
+
+def time_cpu(call: Callable[[int], object], settings: dict) -> TimingResult:
+    _warm_up(call, settings, lambda: None)
+    samples: list[float] = []
+    started = time.perf_counter()
+    while not _enough(samples, started, settings):
+        start = time.perf_counter_ns()
+        call(len(samples))
+        samples.append((time.perf_counter_ns() - start) / 1e3)
+    return summarize("host", samples, statistics.median(samples))
+
+
+def _spin_cycles(spin_us: float) -> int:
+    rate_khz = 0
+    try:
+        rate_khz = torch.cuda.clock_rate() * 1000  # MHz -> kHz, needs pynvml
+    except Exception:  # pynvml missing: assume a 2 GHz boost clock
+        rate_khz = 2_000_000
+    return int(spin_us * rate_khz / 1000)
+
+
+def l2_flush_buffer(device: torch.device) -> torch.Tensor:
+    l2 = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0)) or 64 * 2**20
+    return torch.empty(2 * l2, dtype=torch.int8, device=device)
+
+
+def time_cuda_events(call: Callable[[int], object], settings: dict) -> list[float]:
+    flush = l2_flush_buffer(torch.device("cuda")) if settings["l2_flush"] else None
+    cycles = _spin_cycles(settings["spin_us"])
+    samples: list[float] = []
+    started = time.perf_counter()
+    batch = 10
+    while not _enough(samples, started, settings):
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(batch)]
+        for start, end in events:
+            if flush is not None:
+                flush.zero_()
+            if cycles:
+                torch.cuda._sleep(cycles)
+            start.record()
+            call(len(samples))
+            end.record()
+        torch.cuda.synchronize()
+        samples.extend(start.elapsed_time(end) * 1e3 for start, end in events)
+        batch = min(100, batch * 2)
+    return samples
+
+
+def capture_graph(call: Callable[[int], object], calls: int) -> tuple[torch.cuda.CUDAGraph, list]:
+    """Capture `calls` calls (rotating input sets) in one graph; returns the graph and its outputs."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up on a side stream, as torch.cuda.graphs recommends
+        for i in range(2):
+            call(i)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    outputs = []
+    try:
+        with torch.cuda.graph(graph):
+            for i in range(calls):
+                outputs.append(call(i))
+    except Exception as exc:
+        torch.cuda.synchronize()
+        raise CaptureError(f"cannot be captured in a CUDA graph: {str(exc).splitlines()[0][:160]}") from None
+    return graph, outputs
+
+
+def time_cuda_graph(graph: torch.cuda.CUDAGraph, calls: int, settings: dict) -> list[float]:
+    flush = l2_flush_buffer(torch.device("cuda")) if settings["l2_flush"] else None
+    samples: list[float] = []
+    started = time.perf_counter()
+    graph.replay()
+    torch.cuda.synchronize()
+    while not _enough(samples, started, settings):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if flush is not None:
+            flush.zero_()
+        start.record()
+        graph.replay()
+        end.record()
+        torch.cuda.synchronize()
+        samples.append(start.elapsed_time(end) * 1e3 / calls)
+    return samples

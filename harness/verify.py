@@ -1,0 +1,182 @@
+"""Verification: a candidate's outputs and the float64 gold in, a `VerifyResult` out.
+
+Inputs come from the problem's declared distributions and a per-run secret seed the candidate
+never sees. Dynamic integrity checks live here too; each failure names its check ID (D1xx).
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from dataclasses import dataclass
+
+import torch
+
+from harness.problem import InputSpec, Problem, Shape, VerifyCase
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+# Dynamic checks: ID -> what it catches (README documents each).
+CHECKS = {
+    "D101": "inputs changed by the call (compared bit for bit with a pristine copy)",
+    "D102": "output is not a plain torch.Tensor owning its own storage (subclass, alias of an input, lazy)",
+    "D103": "output on the timing inputs is wrong (results cached or replayed across calls)",
+    "D104": "the call left more threads running than before it",
+    "D105": "the same inputs twice gave different answers (nondeterminism, uninitialised reads)",
+    "D106": "event time far below host time: work hidden from the timer",
+    "D107": "graph replay produced no or wrong output (work outside the captured stream)",
+}
+
+
+class IntegrityError(Exception):
+    def __init__(self, check: str, detail: str):
+        super().__init__(f"{check}: {detail}")
+        self.check = check
+
+
+class WrongAnswer(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Trial:
+    case: str
+    seed: int
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    trials: int
+    max_abs_err: float
+    max_rel_err: float          # max |out - gold| / (|gold| + atol), the tolerance's own scale
+    worst_case: str
+
+
+def derive_seed(secret_seed: int, *parts: object) -> int:
+    text = ":".join(map(str, (secret_seed, *parts)))
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:7], "little")
+
+
+def trials_for(problem: Problem, secret_seed: int, shape: Shape) -> list[tuple[Trial, VerifyCase]]:
+    return [(Trial(case.name, derive_seed(secret_seed, "verify", shape.name, case.name, s)), case)
+            for case in problem.cases for s in range(case.seeds)]
+
+
+def _draw(spec: InputSpec, dist: str, params: dict, sizes: tuple[int, ...], generator: torch.Generator,
+          dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    if dist == "normal":
+        return torch.randn(sizes, generator=generator, device=device, dtype=torch.float32).mul_(params["std"]).add_(params["mean"]).to(dtype)
+    if dist == "sigmoid_normal":
+        x = torch.randn(sizes, generator=generator, device=device, dtype=torch.float64)
+        x = torch.sigmoid(x * params["std"] + params["mean"])
+        return x.clamp_(min=torch.finfo(dtype).tiny, max=1 - torch.finfo(dtype).eps / 2).to(dtype)
+    if dist == "uniform":
+        low, high = params["low"], params["high"]
+        x = torch.rand(sizes, generator=generator, device=device, dtype=torch.float64) * (high - low) + low
+        x = x.to(dtype)
+        # open interval: nudge any value that rounded onto an endpoint back inside
+        x = torch.where(x <= low, torch.nextafter(torch.tensor(low, dtype=dtype, device=device), torch.tensor(high, dtype=dtype, device=device)), x)
+        x = torch.where(x >= high, torch.nextafter(torch.tensor(high, dtype=dtype, device=device), torch.tensor(low, dtype=dtype, device=device)), x)
+        return x
+    raise ValueError(dist)
+
+
+def make_inputs(problem: Problem, shape: Shape, case: VerifyCase | None, seed: int, device: torch.device) -> list[torch.Tensor]:
+    generator = torch.Generator(device=device)
+    generator.manual_seed(seed)
+    dtype = DTYPES[problem.dtype]
+    tensors = []
+    for spec in problem.inputs:
+        dist, params = (case.overrides.get(spec.name) if case else None) or (spec.dist, spec.params)
+        tensors.append(_draw(spec, dist, params, spec.sizes(shape), generator, dtype, device))
+    return tensors
+
+
+def gold_output(reference_model: torch.nn.Module, inputs: list[torch.Tensor]) -> torch.Tensor:
+    with torch.no_grad():
+        return reference_model(*[x.double() for x in inputs])
+
+
+def poison_free_memory(like: torch.Tensor, copies: int = 4) -> None:
+    """Fill memory the allocator is about to hand out with NaN, so a stale buffer cannot pass."""
+    if like.device.type == "cuda":
+        for _ in range(copies):
+            torch.empty_like(like).fill_(float("nan"))   # freed at once, back into the cache, NaN-filled
+        torch.cuda.synchronize(like.device)
+    else:
+        held = [torch.empty_like(like).fill_(float("nan")) for _ in range(copies)]
+        del held
+
+
+def storage_span(t: torch.Tensor) -> tuple[int, int]:
+    storage = t.untyped_storage()
+    return storage.data_ptr(), storage.data_ptr() + storage.nbytes()
+
+
+def check_output(out: object, like: torch.Tensor, inputs: list[torch.Tensor]) -> torch.Tensor:
+    """Shape, dtype and device mismatches are wrong answers; anything not a plain tensor is integrity."""
+    if type(out) is not torch.Tensor:
+        raise IntegrityError("D102", f"output is {type(out).__module__}.{type(out).__qualname__}, expected a plain torch.Tensor")
+    if out.layout != torch.strided or out.is_sparse or getattr(out, "is_nested", False):
+        raise IntegrityError("D102", f"output layout is {out.layout}, expected torch.strided")
+    if tuple(out.shape) != tuple(like.shape):
+        raise WrongAnswer(f"output shape {tuple(out.shape)}, expected {tuple(like.shape)}")
+    if out.dtype != like.dtype:
+        raise WrongAnswer(f"output dtype {out.dtype}, expected {like.dtype}")
+    if out.device != like.device:
+        raise WrongAnswer(f"output on {out.device}, expected {like.device}")
+    if out.requires_grad or out.grad_fn is not None:
+        raise IntegrityError("D102", "output carries an autograd graph, expected a plain result")
+    low, high = storage_span(out)
+    for index, x in enumerate(inputs):
+        x_low, x_high = storage_span(x)
+        if low < x_high and x_low < high:
+            raise IntegrityError("D102", f"output shares memory with input {index}")
+    return out
+
+
+def compare(out: torch.Tensor, gold: torch.Tensor, problem: Problem) -> tuple[float, float, bool, str]:
+    """Returns max abs error, max error relative to the tolerance scale, pass, and a reason."""
+    out64 = out.double()
+    if not torch.isfinite(out64).all():
+        bad = int((~torch.isfinite(out64)).sum())
+        return math.inf, math.inf, False, f"{bad} non-finite output values"
+    rms = float(gold.pow(2).mean().sqrt())
+    atol = problem.atol_rms * rms
+    error = (out64 - gold).abs()
+    limit = atol + problem.rtol * gold.abs()
+    max_abs = float(error.max())
+    rel = float((error / (gold.abs() + atol if atol > 0 else 1.0)).max())
+    excess = error - limit
+    worst = int(excess.argmax())
+    if float(excess.view(-1)[worst]) > 0:
+        index = tuple(int(i) for i in torch.unravel_index(torch.tensor(worst), gold.shape))
+        return max_abs, rel, False, (f"max error {max_abs:.3g} over tolerance at {index}: "
+                                     f"got {float(out64.view(-1)[worst]):.6g}, expected {float(gold.view(-1)[worst]):.6g}")
+    return max_abs, rel, True, ""
+
+
+def thread_count() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        import threading
+        return threading.active_count()
+
+
+def inputs_unchanged(inputs: list[torch.Tensor], pristine: list[torch.Tensor]) -> int | None:
+    """Index of the first input that differs bit for bit from its pristine copy, else None."""
+    for index, (x, p) in enumerate(zip(inputs, pristine)):
+        if x.shape != p.shape or x.dtype != p.dtype or not torch.equal(x.view(torch.uint8) if x.is_contiguous() else x, p.view(torch.uint8) if p.is_contiguous() else p):
+            return index
+    return None
+
+
+def is_near_constant(golds: list[torch.Tensor]) -> bool:
+    """True when the reference output hardly depends on its inputs: zeros could pass."""
+    first = golds[0]
+    rms = float(first.pow(2).mean().sqrt())
+    if rms == 0 or not math.isfinite(rms):
+        return True
+    spread = max(float((g - first).pow(2).mean().sqrt()) for g in golds[1:]) if len(golds) > 1 else rms
+    return spread < 1e-3 * rms
