@@ -15,7 +15,7 @@ from harness.config import load_config
 from harness.discovery import discover
 from harness.env import EnvProbeError, probe_env
 from harness.leaderboard import table_cells
-from harness.problem import ProblemError, load_problem
+from harness.problem import ProblemError, load_problem, select_shapes
 from harness.rules import RULES, check_source, is_accepted, parse_candidate
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -76,6 +76,8 @@ def command_run(args, console: Console) -> int:
     candidates = discover(args.candidates) if args.candidates else discover([folder], origin="candidates folder") \
         if folder.exists() else []
     shapes_requested = [s.strip() for s in args.shapes.split(",") if s.strip()] if args.shapes else None
+    if shapes_requested:
+        select_shapes(problem, shapes_requested)   # refuse unknown names before any work
     gpus = parse_gpus(args.gpus)
     env = probe_env(args.device)
     if args.device == "cuda" and env.device != "cuda":
@@ -156,12 +158,11 @@ def make_parser() -> Parser:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    console = Console(stderr=False)
-    error = Console(stderr=True)
+    console = Console(stderr=False, width=None if sys.stdout.isatty() else 200)
     try:
         args = make_parser().parse_args(argv)
         handler = {"run": command_run, "check": command_check, "rules": command_rules}[args.command]
         return handler(args, console)
     except (UsageError, ProblemError, EnvProbeError) as exc:
-        error.print(f"error: {exc}", markup=False, highlight=False)
+        print(f"error: {exc}", file=sys.stderr)   # one unwrapped line
         return EXIT_USAGE

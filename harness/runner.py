@@ -194,9 +194,11 @@ class Run:
                 for shape in shapes:
                     self.record(entry, shape, status, build.reason, "build", **extra)
                 return
-            if entry.uses_cuda and self.env.device != "cuda":
+            if entry.uses_cuda != (self.env.device == "cuda"):
+                reason = ("no CUDA device: compiled only, not run" if entry.uses_cuda else
+                          "CPU candidate on a CUDA run: evaluate it with --device cpu")
                 for shape in shapes:
-                    self.record(entry, shape, "skipped", "no CUDA device: compiled only, not run", "build", **extra)
+                    self.record(entry, shape, "skipped", reason, "build", **extra)
                 return
         job = {"mode": "evaluate", "device": self.env.device, "problem_path": str(self.problem.path),
                "shapes": shapes, "timing": self.config.timing, "secret_seed": self.secret_seed,

@@ -75,9 +75,13 @@ def _warm_up(call: Callable[[int], object], settings: dict, synchronize: Callabl
             break
 
 
-def time_host(call: Callable[[int], object], iters: int, synchronize: Callable[[], None]) -> list[float]:
-    samples = []
+def time_host(call: Callable[[int], object], iters: int, synchronize: Callable[[], None],
+              budget_s: float = math.inf) -> list[float]:
+    samples: list[float] = []
+    started = time.perf_counter()
     for i in range(iters):
+        if samples and time.perf_counter() - started > budget_s:
+            break
         synchronize()
         start = time.perf_counter_ns()
         call(i)

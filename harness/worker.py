@@ -191,7 +191,7 @@ class Evaluation:
                 self.check_timing_outputs(sets, outputs, "D103")
                 return {"timing": result.to_json(), "time_us": result.median_us}
             timing._warm_up(call, settings, self.synchronize)
-            host = timing.time_host(call, int(settings["host_iters"]), self.synchronize)
+            host = timing.time_host(call, int(settings["host_iters"]), self.synchronize, settings["budget_s"] / 2)
             host_median = sorted(host)[len(host) // 2]
             if method == "graph":
                 calls = int(settings["graph_calls"])

@@ -1,0 +1,25 @@
+# `make run` and `make test` work on a fresh machine: the environment is created when missing.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run run-channel test test-gpu clean
+
+$(STAMP): requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m harness run problems/scalar_gated_delta.yaml
+
+run-channel: $(STAMP)
+	$(PY) -m harness run problems/channel_gated_delta.yaml
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+clean:
+	rm -rf .cache

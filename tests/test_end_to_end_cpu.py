@@ -1,0 +1,73 @@
+"""A real CPU run: C++ candidates compiled with load_inline, verified, timed, tabulated; then resumed."""
+import json
+
+import pytest
+
+from tests.conftest import FIXTURES, REPO, harness_cli
+
+pytestmark = pytest.mark.slow
+
+CANDIDATES = ["cpu_scalar.py", "cpu_zeros.py", "cpu_compile_error.py", "no_model_new.py"]
+
+
+@pytest.fixture(scope="module")
+def cpu_run(tmp_path_factory, cache_config):
+    results = tmp_path_factory.mktemp("results")
+    done = harness_cli("run", "problems/scalar_gated_delta.yaml", "--device", "cpu", "--results", str(results),
+                       "--config", str(cache_config), "--candidates", *[str(FIXTURES / c) for c in CANDIDATES])
+    assert done.returncode == 0, done.stdout + done.stderr
+    return results / "scalar_gated_delta", done
+
+
+def rows(folder):
+    return {row["candidate"]: row for row in json.loads((folder / "leaderboard.json").read_text())["rows"]}
+
+
+def test_every_candidate_gets_its_status(cpu_run):
+    folder, _ = cpu_run
+    table = rows(folder)
+    assert table["cpu_scalar"]["status"] == "ok"
+    assert table["cpu_zeros"]["status"] == "wrong"
+    assert table["cpu_compile_error"]["status"] == "compile_error"
+    assert "this_method_does_not_exist" in table["cpu_compile_error"]["reason"]
+    assert table["no_model_new"]["status"] == "rejected"
+    assert table["no_model_new"]["check"] in ("S002", "S003")
+    assert table["ref:eager"]["status"] == "ok"
+
+
+def test_ok_row_has_times_speedup_and_error(cpu_run):
+    folder, _ = cpu_run
+    row = rows(folder)["cpu_scalar"]
+    seed = row["shapes"]["seed"]
+    assert seed["time_us"] > 0 and seed["speedup"] > 0
+    assert row["geomean_speedup"] == pytest.approx(seed["speedup"])
+    assert 0 <= row["max_abs_err"] < 1e-3
+    assert row["compile_s"] > 0 and len(row["source_hash"]) == 12
+    assert row["rank"] >= 1
+
+
+def test_leaderboard_files_and_records(cpu_run):
+    folder, done = cpu_run
+    document = json.loads((folder / "leaderboard.json").read_text())
+    assert document["problem"] == "scalar_gated_delta"
+    for key in ("device_name", "torch", "harness_commit"):
+        assert key in document["env"]
+    records = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
+    assert all(r["schema_version"] == 1 for r in records)
+    assert len({(r["candidate"], r["shape"]) for r in records}) == len(records), "one record per (candidate, shape)"
+    assert {"cpu_scalar", "cpu_zeros", "ref:eager"} <= {r["candidate"] for r in records}
+    csv = (folder / "leaderboard.csv").read_text()
+    assert csv.startswith("rank,candidate,kind,status")
+    markdown = (folder / "leaderboard.md").read_text()
+    assert "| cpu_scalar |" in markdown or "cpu_scalar" in markdown
+    assert "cpu_scalar" in done.stdout
+
+
+def test_second_run_reuses_records_and_builds(cpu_run, cache_config):
+    folder, _ = cpu_run
+    before = (folder / "records.jsonl").read_text()
+    done = harness_cli("run", "problems/scalar_gated_delta.yaml", "--device", "cpu", "--results", str(folder.parent),
+                       "--config", str(cache_config), "--candidates", *[str(FIXTURES / c) for c in CANDIDATES])
+    assert done.returncode == 0, done.stderr
+    assert (folder / "records.jsonl").read_text() == before, "a resumed run with nothing left adds no records"
+    assert "0 new records" in done.stdout

@@ -1,0 +1,79 @@
+"""Problem YAML loading: good files load, every defect is one line naming file and key."""
+from pathlib import Path
+
+import pytest
+
+from harness.problem import ProblemError, load_problem, select_shapes
+from tests.conftest import REPO, harness_cli
+
+GOOD = (REPO / "problems" / "scalar_gated_delta.yaml").read_text()
+
+
+@pytest.mark.parametrize("name", ["scalar_gated_delta", "channel_gated_delta"])
+def test_shipped_problems_load(name):
+    problem = load_problem(REPO / "problems" / f"{name}.yaml")
+    assert problem.name == name
+    assert set(problem.shapes) == {"seed", "medium", "large"}
+    assert problem.shapes["seed"].dims == {"B": 2, "T": 128, "H": 4, "D": 24}
+    assert any(case.overrides for case in problem.cases), "a long-memory case must exist"
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "scalar_gated_delta.py").write_text((REPO / "problems" / "scalar_gated_delta.py").read_text())
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("mutate, key", [
+    (lambda t: t + "surprise: 1\n", "surprise"),
+    (lambda t: t.replace("name: scalar_gated_delta\n", ""), "name"),
+    (lambda t: t.replace("reference: scalar_gated_delta.py", "reference: missing.py"), "reference"),
+    (lambda t: t.replace("T: 128", "T: 0"), "shapes.seed.T"),
+    (lambda t: t.replace("T: 128", "T: -5"), "shapes.seed.T"),
+    (lambda t: t.replace("{B: 2, T: 128, H: 4, D: 24}", "{B: 2, T: 128, H: 4}"), "shapes.seed.D"),
+    (lambda t: t.replace("dist: normal}", "dist: gaussian}", 1), "inputs[0].dist"),
+    (lambda t: t.replace("low: 0.0, high: 1.0}", "low: 1.0, high: 0.0}"), "inputs[4].low"),
+    (lambda t: t.replace("dtype: float32", "dtype: float33"), "dtype"),
+    (lambda t: t.replace("rtol: 1.0e-4", "rtol: -1"), "verify.tolerance.rtol"),
+    (lambda t: t.replace("gate: {dist: uniform", "gait: {dist: uniform"), "verify.cases[0].inputs.gait"),
+    (lambda t: t.replace("shapes:", "shapes: [1, 2]\nunused:", 1), "unused"),
+    (lambda t: t + "  - : [", "line"),
+])
+def test_defects_name_file_and_key(tmp_path, mutate, key):
+    path = write(tmp_path, mutate(GOOD))
+    with pytest.raises(ProblemError) as caught:
+        load_problem(path)
+    message = str(caught.value)
+    assert str(path) in message and key in message and "expected" in message
+    assert "\n" not in message
+
+
+def test_reference_without_model(tmp_path):
+    path = write(tmp_path, GOOD)
+    (tmp_path / "scalar_gated_delta.py").write_text("x = 1\n")
+    from harness.problem import import_reference
+    with pytest.raises(ProblemError, match="define class Model"):
+        import_reference(load_problem(path))
+
+
+def test_unknown_shape_is_refused():
+    problem = load_problem(REPO / "problems" / "scalar_gated_delta.yaml")
+    with pytest.raises(ProblemError, match="shapes: expected one of"):
+        select_shapes(problem, ["huge"])
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["run", "problems/nope.yaml"], "problems/nope.yaml: file not found"),
+    (["run", "problems/scalar_gated_delta.yaml", "--shapes", "huge"], "shapes: expected one of"),
+    (["run", "problems/scalar_gated_delta.yaml", "--candidates", "no/such/dir"], "no/such/dir: --candidates"),
+    (["run", "problems/scalar_gated_delta.yaml", "--bogus"], "unrecognized arguments: --bogus"),
+    (["run", "problems/scalar_gated_delta.yaml", "--config", "missing.yaml"], "missing.yaml: file not found"),
+])
+def test_cli_refuses_bad_input_in_one_line(tmp_path, args, needle):
+    done = harness_cli(*args, "--results", str(tmp_path / "results"), timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert needle in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "results").exists(), "nothing may be written on bad input"
