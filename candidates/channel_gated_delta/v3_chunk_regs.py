@@ -49,7 +49,7 @@ template <int DP, int NC, int C, int NT>
 __device__ __forceinline__ void load_chunk(float* buf, const float* __restrict__ q, const float* __restrict__ k,
                                            const float* __restrict__ v, const float* __restrict__ gate,
                                            int b, int h, int T, int H, int D,
-                                           int c0, int t0, int n, int tid) {
+                                           int c0, int t0, int n, int tid, bool vec) {
   float* qs = buf;
   float* ks = buf + C * DP;
   float* vs = buf + 2 * C * DP;
@@ -57,7 +57,7 @@ __device__ __forceinline__ void load_chunk(float* buf, const float* __restrict__
   const long long rs = (long long)H * D;
   const long long base = ((long long)b * T + t0) * rs + (long long)h * D;
   const int nv = min(NC, D - c0);
-  if ((D & 3) == 0) {
+  if (vec) {
     const int pr = D >> 2;
     const int tot = n * pr;
     for (int idx = tid; idx < tot; idx += NT) {
@@ -160,7 +160,7 @@ template <int DP, int R, int CPT, int NC, int C>
 __global__ void __launch_bounds__(Cfg<DP, R, CPT, NC, C>::NT)
 cgd_chunk_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
                  const float* __restrict__ gate, float* __restrict__ y,
-                 int T, int H, int D) {
+                 int T, int H, int D, bool vec) {
   using Cf = Cfg<DP, R, CPT, NC, C>;
   constexpr int NT = Cf::NT, RG = Cf::RG, CG = Cf::CG, NA = Cf::NA;
   extern __shared__ float4 smem_f4[];
@@ -181,7 +181,7 @@ cgd_chunk_kernel(const float* __restrict__ q, const float* __restrict__ k, const
   __syncthreads();
 
   const int nchunks = (T + C - 1) / C;
-  load_chunk<DP, NC, C, NT>(sm, q, k, v, gate, b, h, T, H, D, c0, 0, min(C, T), tid);
+  load_chunk<DP, NC, C, NT>(sm, q, k, v, gate, b, h, T, H, D, c0, 0, min(C, T), tid, vec);
   __pipeline_commit();
 
   const int rg = tid / CG;
@@ -202,7 +202,7 @@ cgd_chunk_kernel(const float* __restrict__ q, const float* __restrict__ k, const
     float* cur = sm + (ch & 1) * Cf::BUF;
     if (ch + 1 < nchunks)
       load_chunk<DP, NC, C, NT>(sm + ((ch + 1) & 1) * Cf::BUF, q, k, v, gate, b, h, T, H, D, c0,
-                                t0 + C, min(C, T - t0 - C), tid);
+                                t0 + C, min(C, T - t0 - C), tid, vec);
     __pipeline_commit();
     __pipeline_wait_prior(1);
     __syncthreads();
@@ -295,11 +295,16 @@ void launch(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor&
   using Cf = Cfg<DP, R, CPT, NC, C>;
   const int ncb = (D + NC - 1) / NC;
   const size_t smem = sizeof(float) * (size_t)Cf::TOTAL;
+  // 16-byte cp.async only when every row and column slice is 16-byte aligned.
+  const bool vec = (D % 4 == 0) && ((reinterpret_cast<uintptr_t>(q.data_ptr<float>()) |
+                                    reinterpret_cast<uintptr_t>(k.data_ptr<float>()) |
+                                    reinterpret_cast<uintptr_t>(v.data_ptr<float>()) |
+                                    reinterpret_cast<uintptr_t>(gate.data_ptr<float>())) % 16 == 0);
   auto kern = cgd_chunk_kernel<DP, R, CPT, NC, C>;
   C10_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   kern<<<B * H * ncb, Cf::NT, smem, at::cuda::getCurrentCUDAStream()>>>(
       q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), gate.data_ptr<float>(),
-      y.data_ptr<float>(), T, H, D);
+      y.data_ptr<float>(), T, H, D, vec);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
