@@ -712,6 +712,10 @@ def _host_bodies(code: str) -> Iterator[tuple[int, str, str]]:
         yield start, params, code[start:j - 1]
 
 
+def _brace_depth(code: str, offset: int) -> int:
+    return code.count("{", 0, offset) - code.count("}", 0, offset)
+
+
 # ===== the rules ===============================================================================
 
 @rule("I101")
@@ -909,14 +913,14 @@ def tampers_with_runtime(source: CandidateSource):
                     root = part
                     while isinstance(root, (ast.Attribute, ast.Subscript)):
                         root = root.value
-                    qual = analysis.qualname(part.value) or ""
+                    qual = analysis.qualname(part) or ""
                     if qual.startswith("os.environ") or (isinstance(root, ast.Name) and root.id == "self"):
                         continue
                     if isinstance(root, ast.Name) and (root.id in imported or (
                             root.id in analysis.classes and analysis._enclosing_class(node) is None)
                             or root.id in ("__builtins__",)):
                         if any(flag in part.attr for flag in PY_PRECISION_FLAGS):
-                            continue       # I108 reports precision switches
+                            break          # I108 reports precision switches
                         out.append(finding("I104", node.lineno, f"assigns `{ast.unparse(part)}`: patches shared state"))
                     elif part.attr in ("__class__", "__dict__", "__code__", "forward", "__call__", "__eq__"):
                         out.append(finding("I104", node.lineno, f"assigns `{ast.unparse(part)}`"))
@@ -1162,7 +1166,8 @@ def keeps_state_across_calls(source: CandidateSource):
     for entry in analysis.reachable.values():
         func = entry.node
         params = _param_names(func)
-        self_name = params[0] if entry.owner is not None and params else None
+        constructing = getattr(func, "name", "") in ("__init__", "__new__", "__post_init__")
+        self_name = params[0] if entry.owner is not None and params and not constructing else None
         local_names = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         persistent_roots = {self_name} if self_name else set()
         persistent_roots |= (analysis.module_names | set(analysis.classes)) - local_names - set(params)
@@ -1212,7 +1217,11 @@ def keeps_state_across_calls(source: CandidateSource):
                 if name in CACHE_DECORATORS and real_params:
                     out.append(finding("I111", node.lineno, f"@{name} on `{node.name}` memoises results between calls"))
     out += _scan(source, "I111", CPP_STATIC_TENSOR, "static tensor keeps results between calls")
-    out += _scan(source, "I111", CPP_GLOBAL_TENSOR, "global tensor keeps results between calls")
+    for src, clean in _cleaned(source):
+        for match in CPP_GLOBAL_TENSOR.finditer(clean.code):
+            if _brace_depth(clean.code, match.start()) == 0:
+                out.append(finding("I111", python_line_of(source.tree, src, match.start()),
+                                   f"global tensor keeps results between calls: `{' '.join(match.group(0).split())}`"))
     yield from _unique(out)
 
 
