@@ -102,18 +102,17 @@ PY_TAMPER_MODULES = ("gc", "inspect", "ctypes", "_ctypes", "builtins", "__builti
                      "sysconfig", "site", "faulthandler", "tracemalloc", "unittest.mock", "mock")
 PY_TAMPER_QUALNAMES = ("sys.modules", "sys._getframe", "sys.settrace", "sys.setprofile", "sys.meta_path",
                        "sys.path_hooks", "sys.path", "sys.addaudithook", "sys.excepthook", "sys.displayhook",
-                       "sys.stdout", "sys.stderr", "sys.exit", "sys.setrecursionlimit", "sys.setswitchinterval",
+                       "sys.exit", "sys.setrecursionlimit", "sys.setswitchinterval",
                        "os._exit", "os.abort", "torch._C", "torch.library", "torch._dynamo", "torch._inductor",
                        "torch.ops.aten", "torch.ops.prims", "torch._ops", "torch._refs", "torch._prims",
                        "torch.nn.modules.module.register_module", "torch.manual_seed", "torch.cuda.manual_seed",
                        "torch.use_deterministic_algorithms", "torch.set_default_dtype", "torch.set_default_device",
                        "torch.set_printoptions", "torch.cuda.memory", "torch.cuda.set_per_process_memory_fraction",
-                       "torch.cuda.empty_cache", "torch.random", "torch.set_rng_state", "torch.cuda.set_rng_state",
+                       "torch.random", "torch.set_rng_state", "torch.cuda.set_rng_state",
                        "torch.utils.benchmark", "torch.profiler", "torch.autograd.profiler")
 TAMPER_ATTRS = {"f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "gi_frame", "cr_frame",
                 "ag_frame", "__globals__", "__code__", "__closure__", "__subclasses__", "__bases__", "__mro__",
-                "__dict__", "__builtins__", "__class__", "__defaults__", "__kwdefaults__", "__wrapped__",
-                "__module__", "__qualname__", "__self__", "__func__"}
+                "__dict__", "__builtins__", "__class__", "__defaults__", "__kwdefaults__"}
 TAMPER_METHODS = {"register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
                   "register_backward_hook", "register_full_backward_pre_hook", "register_module_forward_hook",
                   "register_module_forward_pre_hook", "register_state_dict_pre_hook",
@@ -149,9 +148,9 @@ LAZY_NAMES = {"_make_subclass", "_make_wrapper_subclass", "__torch_function__", 
               "TorchDispatchMode", "TorchFunctionMode", "FakeTensor", "FakeTensorMode"}
 IMPERSONATING_DUNDERS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__float__",
                          "__sub__", "__rsub__", "__abs__", "__array__", "__getattr__", "__getattribute__",
-                         "__instancecheck__", "__subclasscheck__", "__len__", "__getitem__", "__iter__",
+                         "__instancecheck__", "__subclasscheck__",
                          "__torch_function__", "__torch_dispatch__", "__array_function__", "__array_ufunc__",
-                         "__cuda_array_interface__", "__dlpack__", "__index__", "__int__", "__isub__",
+                         "__cuda_array_interface__", "__dlpack__", "__isub__",
                          "__mul__", "__truediv__", "__add__", "__radd__", "__rmul__", "__neg__"}
 CACHE_DECORATORS = {"lru_cache", "cache", "cached_property", "memoize", "memoized", "cached", "memoise"}
 MUTATORS = {"append", "extend", "insert", "update", "setdefault", "add", "pop", "popitem", "clear", "remove",
@@ -182,7 +181,7 @@ CPP_TENSOR_METHOD = re.compile(r"(?:\.|->)\s*(" + "|".join(sorted(COMPUTE_METHOD
 CPP_LIBRARIES = re.compile(
     r"\b(cublas\w*|cuBLAS\w*|CUBLAS_\w+|cublasLt\w*|cudnn\w*|CUDNN_\w+|cusparse\w*|CUSPARSE_\w+|cufft\w*|CUFFT_\w+|"
     r"cusolver\w*|CUSOLVER_\w+|cutensor\w*|CUTENSOR_\w+|cblas_\w+|sgemm_?|dgemm_?|mkl_\w+|MKL_\w+|openblas\w*|"
-    r"Eigen|dnnl\w*|mkldnn\w*|magma_\w+|nvrtc\w*|cuModuleLoad\w*|cuLaunchKernel|mma_sp)\b")
+    r"Eigen|dnnl\w*|mkldnn\w*|magma_\w+|nvrtc\w*|cuModuleLoad\w*|cuLaunchKernel)\b")
 CPP_TEMPLATE_LIBRARIES = re.compile(r"\b(cutlass|cute|thrust|cub|CUB_\w+|cuda::std::\w*reduce|"
                                     r"cooperative_groups::reduce|cg::reduce|std::reduce|std::accumulate|"
                                     r"std::inner_product|std::transform_reduce|std::partial_sum|std::inclusive_scan)\b")
@@ -211,7 +210,8 @@ CPP_TORCH_LIBRARY_ATEN = re.compile(r"\bTORCH_LIBRARY\w*\s*\(\s*(aten|prims|_)\b
 CPP_PRECISION = re.compile(
     r"\b(half|half2|__half|__half2|__nv_half\w*|__nv_bfloat16\w*|nv_bfloat16\w*|__nv_fp8\w*|__nv_fp4\w*|"
     r"__float2half\w*|__half2float\w*|__float2bfloat16\w*|__bfloat162float\w*|__floats2half2\w*|"
-    r"__floats2bfloat162\w*|__h\w+|__float_to_tf32|__float2tf32|\w*tf32\w*|\w*TF32\w*|kHalf|kFloat16|kBFloat16|"
+    r"__floats2bfloat162\w*|__h(?:add|sub|mul|fma|div|neg|abs|max|min|exp|exp2|log|log2|sqrt|rsqrt|rcp|eq|ne|lt|gt|le|"
+    r"ge|equ|neu|isnan|isinf|cmadd|sin|cos|tanh|ceil|floor|trunc|rint)\w*|__float_to_tf32|__float2tf32|\w*tf32\w*|\w*TF32\w*|kHalf|kFloat16|kBFloat16|"
     r"kFloat8\w*|Half|BFloat16|Float8_\w+|float8_\w+|bfloat16|float16|fp16|bf16|FP16|BF16|__nv_fp8_e4m3|"
     r"CUBLAS_COMPUTE_32F_FAST\w*)\b")
 CPP_PRECISION_INCLUDES = re.compile(r"#\s*include\s*[<\"]\s*(cuda_fp16\.h|cuda_bf16\.h|cuda_fp8\.h|cuda_fp4\.h|"
@@ -220,10 +220,9 @@ ASM_PRECISION = re.compile(r"\.(f16|bf16|tf32|e4m3|e5m2|f16x2|bf16x2|e2m1)\b")
 CPP_IO = re.compile(
     r"\b(fopen\w*|freopen|fdopen|std\s*::\s*(?:i|o)?fstream|ifstream|ofstream|fstream|std\s*::\s*filesystem|"
     r"system\s*\(|popen\s*\(|execv\w*\s*\(|execl\w*\s*\(|posix_spawn\w*|getenv\s*\(|setenv\s*\(|"
-    r"putenv\s*\(|unsetenv\s*\(|socket\s*\(|connect\s*\(|mmap\s*\(|unlink\s*\(|sched_setaffinity|"
-    r"cudaMallocHost\s*\(\s*&?\s*\w+\s*,\s*0)")
+    r"putenv\s*\(|unsetenv\s*\(|socket\s*\(|connect\s*\(|mmap\s*\(|unlink\s*\(|sched_setaffinity)")
 CPP_IO_OPEN = re.compile(r"(?<![\w.>:])(?:::\s*)?open\s*\(")
-CPP_IO_INCLUDES = re.compile(r"#\s*include\s*<\s*(fstream|filesystem|cstdio|stdio\.h|unistd\.h|sys/\w+\.h|"
+CPP_IO_INCLUDES = re.compile(r"#\s*include\s*<\s*(fstream|filesystem|unistd\.h|sys/\w+\.h|"
                              r"fcntl\.h|dlfcn\.h|netinet/\w+\.h|arpa/\w+\.h|experimental/filesystem|spawn\.h)\s*>")
 CPP_STATIC_TENSOR = re.compile(
     r"\bstatic\s+(?:thread_local\s+)?(?:const\s+)?(?:(?:at|torch|c10|std)\s*::\s*\w+\s*<[^;(){}]*Tensor[^;(){}]*>|"
@@ -934,7 +933,8 @@ def tampers_with_runtime(source: CandidateSource):
                 out.append(finding("I104", node.lineno, f"`{node.func.id}` on `{ast.unparse(target)}` patches shared state"))
         if isinstance(node, ast.Attribute) and node.attr in TAMPER_ATTRS and node.attr != "__class__":
             out.append(finding("I104", node.lineno, f"`.{node.attr}` reaches into interpreter internals"))
-        if isinstance(node, ast.Attribute) and node.attr == "__class__" and isinstance(analysis.parents.get(node), ast.Attribute):
+        if isinstance(node, ast.Attribute) and node.attr == "__class__" and isinstance(
+                analysis.parents.get(node), ast.Attribute) and analysis.parents[node].attr not in ("__name__", "__qualname__"):
             out.append(finding("I104", node.lineno, "`.__class__` walked into: reaches into interpreter internals"))
         if isinstance(node, ast.Name) and node.id in ("__builtins__", "__loader__", "__spec__"):
             out.append(finding("I104", node.lineno, f"`{node.id}` reaches into interpreter internals"))
@@ -1020,7 +1020,7 @@ def obfuscates_code(source: CandidateSource):
             name_arg = node.args[1] if len(node.args) > 1 else None
             if name_arg is None or not (isinstance(name_arg, ast.Constant) and isinstance(name_arg.value, str)):
                 out.append(finding("I107", node.lineno, f"`{func.id}` with a computed attribute name"))
-            elif node.args and analysis.qualname(node.args[0]):
+            elif node.args and analysis.qualname(node.args[0]) and func.id != "hasattr":
                 out.append(finding("I107", node.lineno, f"`{func.id}` on module `{ast.unparse(node.args[0])}`: "
                                                         "use the attribute directly"))
         if isinstance(func, ast.Attribute) and func.attr in ("fromhex", "frombytes", "decode", "translate") and (
@@ -1080,7 +1080,14 @@ def downgrades_precision(source: CandidateSource):
                 analysis.parents.get(node), ast.Call) and _call_tail(analysis.parents[node]) in (
                 "to", "set_float32_matmul_precision", "type", "getattr"):
             out.append(finding("I108", node.lineno, f"`{node.value}` lowers float32 precision"))
-    out += _scan(source, "I108", CPP_PRECISION, "reduced-precision type or intrinsic")
+    for src, clean in _cleaned(source):
+        # `int half = n / 2;` is a common reduction idiom: then the bare word is a variable, not the type
+        half_is_variable = re.search(r"\b(?:int|unsigned|long|size_t|auto|int64_t|int32_t|const)\s+half\b", clean.code)
+        for match in CPP_PRECISION.finditer(clean.code):
+            if match.group(0) == "half" and half_is_variable:
+                continue
+            out.append(finding("I108", python_line_of(source.tree, src, match.start()),
+                               f"reduced-precision type or intrinsic: `{match.group(0)}`"))
     out += _scan(source, "I108", CPP_PRECISION_INCLUDES, "reduced-precision header", view="no_comments", group=1)
     for src, clean in _cleaned(source):
         for offset, literal in clean.literals:
@@ -1170,7 +1177,8 @@ def keeps_state_across_calls(source: CandidateSource):
         self_name = params[0] if entry.owner is not None and params and not constructing else None
         local_names = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         persistent_roots = {self_name} if self_name else set()
-        persistent_roots |= (analysis.module_names | set(analysis.classes)) - local_names - set(params)
+        persistent_roots |= (analysis.module_names | set(analysis.classes)) - local_names - set(params) \
+            - analysis.ext_handles
         declared_global: set[str] = set()
         for node in ast.walk(func):
             if isinstance(node, (ast.Global, ast.Nonlocal)):

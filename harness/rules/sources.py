@@ -17,7 +17,8 @@ from harness.rules import SourceString
 
 SOURCE_KEYWORDS = {"cpp_sources": "cpp", "cuda_sources": "cuda"}
 _STRING_METHODS = ("format", "strip", "lstrip", "rstrip", "replace")
-_PASSTHROUGH_FUNCS = ("dedent", "str", "inspect_cleandoc")
+_PASSTHROUGH_FUNCS = ("dedent", "str", "cleandoc")
+_RETURNS = "()"      # key prefix in the names map: the expression a module-level function returns
 
 
 def find_load_inline_calls(tree: ast.Module) -> list[ast.Call]:
@@ -45,6 +46,11 @@ def _assignments(tree: ast.Module) -> dict[str, ast.expr]:
             previous = values.get(node.target.id)
             if previous is not None and isinstance(node.op, ast.Add):
                 values[node.target.id] = ast.BinOp(previous, ast.Add(), node.value)
+    for node in tree.body:   # def make_source(...): ... return f"..."  (one return, at the end)
+        if isinstance(node, ast.FunctionDef) and node.body and isinstance(node.body[-1], ast.Return) \
+                and node.body[-1].value is not None \
+                and sum(isinstance(n, ast.Return) for n in ast.walk(node)) == 1:
+            values[_RETURNS + node.name] = node.body[-1].value
     return values
 
 
@@ -88,10 +94,20 @@ def resolve_strings(node: ast.expr, names: dict[str, ast.expr], depth: int = 0) 
         separator = resolve_strings(node.func.value, names, depth + 1)
         items = resolve_strings(node.args[0], names, depth + 1)
         return [(separator[0] if separator else "").join(items)]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        templates = resolve_strings(node.func.value, names, depth + 1)
+        args = ["".join(resolve_strings(a, names, depth + 1)) for a in node.args]
+        kwargs = {k.arg: "".join(resolve_strings(k.value, names, depth + 1)) for k in node.keywords if k.arg}
+        try:
+            return [t.format(*args, **kwargs) for t in templates]
+        except (IndexError, KeyError, ValueError):
+            return templates
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _STRING_METHODS:
         return resolve_strings(node.func.value, names, depth + 1)
     if isinstance(node, ast.Call) and _call_name(node.func) in _PASSTHROUGH_FUNCS and len(node.args) == 1:
         return resolve_strings(node.args[0], names, depth + 1)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and _RETURNS + node.func.id in names:
+        return resolve_strings(names[_RETURNS + node.func.id], names, depth + 1)
     return []
 
 
@@ -111,23 +127,55 @@ def unresolved_parts(node: ast.expr, names: dict[str, ast.expr], depth: int = 0)
     if isinstance(node, (ast.List, ast.Tuple)):
         return [part for element in node.elts for part in unresolved_parts(element, names, depth + 1)]
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
-        if isinstance(node.op, ast.Mod):   # the interpolated values may be anything printable
-            return unresolved_parts(node.left, names, depth + 1)
+        if isinstance(node.op, ast.Mod):
+            values = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+            return unresolved_parts(node.left, names, depth + 1) + _unresolved_values(values, names, depth)
         return unresolved_parts(node.left, names, depth + 1) + unresolved_parts(node.right, names, depth + 1)
     if isinstance(node, ast.JoinedStr):
         out = []
         for value in node.values:
-            if isinstance(value, ast.FormattedValue) and not _is_plain_value(value.value):
-                out.extend(unresolved_parts(value.value, names, depth + 1))
+            if isinstance(value, ast.FormattedValue):
+                out.extend(_unresolved_values([value.value], names, depth))
         return out
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join" \
             and len(node.args) == 1:
         return unresolved_parts(node.func.value, names, depth + 1) + unresolved_parts(node.args[0], names, depth + 1)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _STRING_METHODS:
-        return unresolved_parts(node.func.value, names, depth + 1)
+        values = list(node.args) + [k.value for k in node.keywords]
+        return unresolved_parts(node.func.value, names, depth + 1) + _unresolved_values(values, names, depth)
     if isinstance(node, ast.Call) and _call_name(node.func) in _PASSTHROUGH_FUNCS and len(node.args) == 1:
         return unresolved_parts(node.args[0], names, depth + 1)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and _RETURNS + node.func.id in names:
+        return unresolved_parts(names[_RETURNS + node.func.id], names, depth + 1) + _unresolved_values(
+            list(node.args) + [k.value for k in node.keywords], names, depth)
     return [node]
+
+
+def _unresolved_values(values: list[ast.expr], names: dict[str, ast.expr], depth: int) -> list[ast.expr]:
+    """Values interpolated into a template: numbers and parameters are fine, anything else must resolve."""
+    out = []
+    for value in values:
+        if _is_plain_value(value) and not any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(value)):
+            continue       # numbers, and names bound nowhere at module level (a template function's parameters)
+        if _is_plain_value(value) and _numeric(value, names, depth):
+            continue
+        out.extend(unresolved_parts(value, names, depth + 1))
+    return out
+
+
+def _numeric(node: ast.expr, names: dict[str, ast.expr], depth: int) -> bool:
+    """Whether an expression of names and numbers evaluates to a number (so it holds no code)."""
+    if depth > 20:
+        return False
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.Name):
+        return node.id in names and _numeric(names[node.id], names, depth + 1)
+    if isinstance(node, ast.BinOp):
+        return _numeric(node.left, names, depth + 1) and _numeric(node.right, names, depth + 1)
+    if isinstance(node, ast.UnaryOp):
+        return _numeric(node.operand, names, depth + 1)
+    return False
 
 
 def _is_self_reference(name: str, value: ast.expr) -> bool:
