@@ -109,7 +109,10 @@ PY_TAMPER_QUALNAMES = ("sys.modules", "sys._getframe", "sys.settrace", "sys.setp
                        "torch.use_deterministic_algorithms", "torch.set_default_dtype", "torch.set_default_device",
                        "torch.set_printoptions", "torch.cuda.memory", "torch.cuda.set_per_process_memory_fraction",
                        "torch.random", "torch.set_rng_state", "torch.cuda.set_rng_state",
-                       "torch.utils.benchmark", "torch.profiler", "torch.autograd.profiler")
+                       "torch.utils.benchmark", "torch.profiler", "torch.autograd.profiler", "torch.Generator",
+                       "torch.seed", "torch.initial_seed", "torch.get_rng_state", "torch.cuda.get_rng_state",
+                       "torch.cuda.manual_seed_all", "torch.cuda.seed", "torch.cuda.random", "numpy.random.seed",
+                       "numpy.random.default_rng", "numpy.random.RandomState", "random.seed", "random.Random")
 TAMPER_ATTRS = {"f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "gi_frame", "cr_frame",
                 "ag_frame", "__globals__", "__code__", "__closure__", "__subclasses__", "__bases__", "__mro__",
                 "__dict__", "__builtins__", "__class__", "__defaults__", "__kwdefaults__"}
@@ -121,7 +124,7 @@ PY_IO_MODULES = ("pathlib", "io", "shutil", "tempfile", "glob", "socket", "urlli
                  "http", "httpx", "aiohttp", "ftplib", "smtplib", "telnetlib", "xmlrpc", "websocket",
                  "websockets", "subprocess", "pty", "paramiko", "mmap", "fcntl", "resource", "sqlite3",
                  "fileinput", "filecmp", "csv", "json", "yaml", "h5py", "ssl", "select", "selectors",
-                 "socketserver", "webbrowser", "dbm", "platform")
+                 "socketserver", "webbrowser", "dbm", "platform", "pandas", "safetensors", "huggingface_hub")
 PY_IO_CALLS = ("os.system", "os.popen", "os.exec", "os.spawn", "os.posix_spawn", "os.kill", "os.killpg",
                "os.remove", "os.unlink", "os.rename", "os.renames", "os.replace", "os.makedirs", "os.mkdir",
                "os.rmdir", "os.removedirs", "os.listdir", "os.scandir", "os.walk", "os.open", "os.fdopen",
@@ -130,7 +133,10 @@ PY_IO_CALLS = ("os.system", "os.popen", "os.exec", "os.spawn", "os.posix_spawn",
                "os.dup2", "os.pipe", "os.mkfifo", "os.mknod", "os.sendfile", "os.startfile", "os.memfd_create",
                "os.setuid", "os.setgid", "os.umask", "os.sync", "torch.load", "torch.save",
                "torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_library", "torch.ops.load_library",
-               "torch.classes.load_library", "torch.hub", "torch.utils.model_zoo", "torch.from_file")
+               "torch.classes.load_library", "torch.hub", "torch.utils.model_zoo", "torch.from_file",
+               "torch.UntypedStorage.from_file", "torch.TypedStorage.from_file", "torch.Storage.from_file",
+               "numpy.load", "numpy.save", "numpy.savez", "numpy.fromfile", "numpy.loadtxt", "numpy.savetxt",
+               "numpy.genfromtxt", "numpy.memmap", "numpy.lib.format")
 PY_IO_BUILTINS = {"open", "input", "exit", "quit"}
 ENV_MUTATORS = {"update", "setdefault", "pop", "popitem", "clear", "__setitem__", "__delitem__"}
 PY_PRECISION_QUALNAMES = ("torch.float16", "torch.half", "torch.bfloat16", "torch.float8", "torch.complex32",
@@ -154,7 +160,7 @@ IMPERSONATING_DUNDERS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge
                          "__mul__", "__truediv__", "__add__", "__radd__", "__rmul__", "__neg__"}
 CACHE_DECORATORS = {"lru_cache", "cache", "cached_property", "memoize", "memoized", "cached", "memoise"}
 MUTATORS = {"append", "extend", "insert", "update", "setdefault", "add", "pop", "popitem", "clear", "remove",
-            "discard", "__setitem__", "__delitem__", "appendleft", "copy_", "fill_", "zero_", "set_", "resize_",
+            "discard", "__setitem__", "__delitem__", "__setattr__", "__delattr__", "appendleft", "copy_", "fill_", "zero_", "set_", "resize_",
             "register_buffer", "register_parameter", "add_module", "register_module", "put_", "index_copy_",
             "index_put_", "masked_scatter_", "scatter_"}
 
@@ -169,13 +175,24 @@ CPP_ALLOWED_ATEN = {
     "kFloat", "kFloat32", "kCUDA", "kCPU", "check_dim_size", "checkDim", "checkSize", "checkAllSameGPU",
     "checkAllContiguous", "checkContiguous", "checkScalarType", "checkDeviceType", "checkSameGPU", "make_tensor",
     "getCurrentCUDAStream", "maybe_wrap_dim", "get_num_threads", "in_parallel_region", "is_tensor",
-    "empty_cuda", "empty_cpu", "detail",
+    "empty_cuda", "empty_cpu", "detail", "optional", "nullopt", "make_optional", "intrusive_ptr", "make_intrusive",
+    "parallel_for", "parallel_reduce", "get_thread_num", "acc_type", "opmath_type", "numeric_limits",
+    "irange", "string", "indexing", "autograd", "Tensor", "toScalarType", "empty_strided_cuda", "clone",
 }
 CPP_COMPUTE_NAMESPACE = re.compile(
     r"\b(?:at|torch|c10)\s*::\s*(?:native|_ops|redispatch|linalg|fft|special|nn|cpublas|blas|jit|"
     r"cuda\s*::\s*blas|cuda\s*::\s*cub|cuda\s*::\s*getCurrentCUDABlasHandle|cuda\s*::\s*getCurrentCUDABlasLtHandle|"
     r"cuda\s*::\s*getCurrentCUDASolverDnHandle|cuda\s*::\s*getCurrentCUDASparseHandle|vec|functorch|func)\b")
-CPP_ATEN_CALL = re.compile(r"\b(?:at|torch)\s*::\s*([a-z_]\w*)\s*[(<]")
+CPP_ATEN_CALL = re.compile(r"\b(?:at|torch)\s*::\s*([a-z_]\w*)\b(?!\s*::)")
+CPP_ATEN_DEVICE_CALL = re.compile(r"\b(?:at|torch|c10)\s*::\s*(?:cuda|cpu|meta|compositeexplicitautograd|"
+                                  r"compositeimplicitautograd)\s*::\s*([a-z_]\w*)\b(?!\s*::)")
+CPP_ATEN_DEVICE_ALLOWED = {"getCurrentCUDAStream", "getDefaultCUDAStream", "getCurrentDeviceProperties",
+                           "getDeviceProperties", "current_device", "device_count", "warp_size", "set_device",
+                           "is_available", "getStreamFromPool", "getStreamFromExternal", "setCurrentCUDAStream",
+                           "stream_synchronize", "device_synchronize", "empty", "empty_strided", "detail",
+                           "getCurrentCUDABlasHandle", "getCurrentCUDABlasLtHandle"}
+CPP_USING_ATEN = re.compile(r"\busing\s+(?:namespace\s+(?:at|torch|c10|at\s*::\s*native|torch\s*::\s*nn)\s*;|"
+                            r"(?:at|torch)\s*::\s*([a-z_]\w*)\s*;)")
 CPP_TENSOR_METHOD = re.compile(r"(?:\.|->)\s*(" + "|".join(sorted(COMPUTE_METHODS, key=len, reverse=True))
                                + r")\s*\(")
 CPP_LIBRARIES = re.compile(
@@ -198,7 +215,8 @@ CPP_STREAMS = re.compile(
     r"cudaEventSynchronize|cudaEventElapsedTime|cudaStreamPerThread|cudaStreamNonBlocking|cudaStreamLegacy|"
     r"cudaStreamAttachMemAsync|cudaSetDevice|cudaDeviceReset|cudaDeviceSetLimit|cudaProfilerStart|"
     r"cudaProfilerStop|cudaDeviceSetCacheConfig|cudaSetDeviceFlags|cudaStreamSetAttribute|cudaCtxResetPersistingL2Cache|"
-    r"cudaDeviceSetSharedMemConfig|cudaLaunchCooperativeKernelMultiDevice|cudaIpc\w*)\b")
+    r"cudaDeviceSetSharedMemConfig|cudaLaunchCooperativeKernelMultiDevice|cudaIpc\w*)\b|"
+    r"\(\s*cudaStream_t\s*\)\s*(?:0x)?0*[1-9]|cast\s*<\s*cudaStream_t\s*>\s*\(\s*(?:0x)?0*[1-9]")
 CPP_DEVICE_SYNC = re.compile(r"\b(cudaDeviceSynchronize|cudaThreadSynchronize|cuCtxSynchronize)\b")
 CPP_OBFUSCATION = re.compile(r"\b(dlopen|dlsym|dlmopen|LoadLibrary\w*|GetProcAddress|RTLD_\w+|"
                              r"py\s*::\s*exec|py\s*::\s*eval\w*|pybind11\s*::\s*exec|pybind11\s*::\s*eval\w*|"
@@ -213,9 +231,9 @@ CPP_PRECISION = re.compile(
     r"__floats2bfloat162\w*|__h(?:add|sub|mul|fma|div|neg|abs|max|min|exp|exp2|log|log2|sqrt|rsqrt|rcp|eq|ne|lt|gt|le|"
     r"ge|equ|neu|isnan|isinf|cmadd|sin|cos|tanh|ceil|floor|trunc|rint)\w*|__float_to_tf32|__float2tf32|\w*tf32\w*|\w*TF32\w*|kHalf|kFloat16|kBFloat16|"
     r"kFloat8\w*|Half|BFloat16|Float8_\w+|float8_\w+|bfloat16|float16|fp16|bf16|FP16|BF16|__nv_fp8_e4m3|"
-    r"CUBLAS_COMPUTE_32F_FAST\w*)\b")
+    r"CUBLAS_COMPUTE_32F_FAST\w*|_Float16|__fp16|__bf16|__nv_fp8_\w+)\b")
 CPP_PRECISION_INCLUDES = re.compile(r"#\s*include\s*[<\"]\s*(cuda_fp16\.h|cuda_bf16\.h|cuda_fp8\.h|cuda_fp4\.h|"
-                                    r"cuda_fp16\.hpp|cuda_bf16\.hpp|mma\.h|c10/util/Half\.h|c10/util/BFloat16\.h)")
+                                    r"cuda_fp16\.hpp|cuda_bf16\.hpp|c10/util/Half\.h|c10/util/BFloat16\.h)")
 ASM_PRECISION = re.compile(r"\.(f16|bf16|tf32|e4m3|e5m2|f16x2|bf16x2|e2m1)\b")
 CPP_IO = re.compile(
     r"\b(fopen\w*|freopen|fdopen|std\s*::\s*(?:i|o)?fstream|ifstream|ofstream|fstream|std\s*::\s*filesystem|"
@@ -295,6 +313,8 @@ class Analysis:
         self.aliases: dict[str, str] = {}
         self._collect_imports()
         self.functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.nested_defs = {n.name: n for outer in ast.walk(tree) if isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef))
+                            for n in ast.walk(outer) if n is not outer and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
         self.module_names = self._module_level_names()
         self.self_classes: dict[str, str] = {}               # self.X = Cls(...)
@@ -456,6 +476,12 @@ class Analysis:
         for name in ("forward", "__call__"):
             if name in methods:
                 self._add(methods[name], set(_param_names(methods[name])[1:]), work)
+        # any other module in the file may end up called by forward (ModuleList, hooks, containers)
+        for cls in self.classes.values():
+            if cls is not model:
+                for name, method in self.class_methods(cls).items():
+                    if name in ("forward", "__call__"):
+                        self._add(method, set(_param_names(method)[1:]), work)
         rounds = 0
         while work and rounds < 500:
             rounds += 1
@@ -493,7 +519,9 @@ class Analysis:
         """Functions in this file a call may run, with how many leading parameters the call does not fill."""
         func = call.func
         out: list[tuple[ast.AST, int]] = []
-        if isinstance(func, ast.Name):
+        if isinstance(func, ast.Name) and func.id in self.nested_defs:
+            out.append((self.nested_defs[func.id], 0))
+        elif isinstance(func, ast.Name):
             if func.id in self.functions:
                 out.append((self.functions[func.id], 0))
             elif func.id in self.classes:
@@ -550,6 +578,10 @@ class Analysis:
                     self._assign(node.target, node.iter, tainted)
                 elif isinstance(node, ast.withitem) and node.optional_vars is not None:
                     self._assign(node.optional_vars, node.context_expr, tainted)
+                elif isinstance(node, ast.Call) and any(self.expr_tainted(a, tainted) for a in node.args):
+                    for arg in node.args:      # map(lambda a, b: a * b, q, k)
+                        if isinstance(arg, ast.Lambda):
+                            tainted.update(_param_names(arg))
             if len(tainted) == before:
                 break
         return tainted
@@ -731,7 +763,17 @@ def pytorch_computes_answer(source: CandidateSource):
             message = _torch_compute(name) or _foreign_call(name, analysis, node, entry)
             if message:
                 out.append(finding("I101", node.lineno, message))
-        elif isinstance(node, ast.Call):
+        if isinstance(node, ast.Attribute) and (node.attr in COMPUTE_METHODS or DUNDER_ARITHMETIC.match(node.attr)) \
+                and not isinstance(analysis.parents.get(node), ast.Call) and not analysis.qualname(node) \
+                and analysis.expr_tainted(node.value, entry.tainted):
+            out.append(finding("I101", node.lineno, f"`.{node.attr}` of a tensor taken inside forward"))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+                and isinstance(node.args[1].value, str) and (node.args[1].value in COMPUTE_METHODS
+                                                             or DUNDER_ARITHMETIC.match(node.args[1].value)) \
+                and not analysis.is_ext_expr(node.args[0]):
+            out.append(finding("I101", node.lineno, f"`getattr(..., {node.args[1].value!r})` computes inside forward"))
+        if isinstance(node, ast.Call):
             func = node.func
             args = list(node.args) + [k.value for k in node.keywords]
             if isinstance(func, ast.Attribute) and not analysis.qualname(func) and not analysis.is_ext_expr(func.value):
@@ -786,7 +828,7 @@ def _foreign_call(name: str | None, analysis: Analysis, node: ast.AST, entry: Fu
         return None
     parent = analysis.parents.get(node)
     if not (isinstance(parent, ast.Call) and parent.func is node):
-        return f"`{name}` referenced inside forward" if name.split(".")[0] in ("operator", "numpy") else None
+        return None
     args = list(parent.args) + [k.value for k in parent.keywords]
     if any(analysis.expr_tainted(a, entry.tainted) for a in args) or name.split(".")[-1] in COMPUTE_METHODS \
             and name.split(".")[0] in ("numpy", "scipy"):
@@ -799,8 +841,16 @@ def library_math_in_sources(source: CandidateSource):
     """The kernel must be the candidate's own: ATen ops and vendor math libraries in its sources compute for it."""
     out = list(_scan(source, "I102", CPP_COMPUTE_NAMESPACE, "ATen/torch compute namespace"))
     for src, clean in _cleaned(source):
+        for match in CPP_USING_ATEN.finditer(clean.code):
+            if match.group(1) is None or match.group(1) not in CPP_ALLOWED_ATEN:
+                out.append(finding("I102", python_line_of(source.tree, src, match.start()),
+                                   f"`{' '.join(match.group(0).split())}` hides which ATen ops are called"))
+        for match in CPP_ATEN_DEVICE_CALL.finditer(clean.code):
+            if match.group(1) not in CPP_ATEN_DEVICE_ALLOWED:
+                out.append(finding("I102", python_line_of(source.tree, src, match.start()),
+                                   f"ATen op `{' '.join(match.group(0).split())}` computes in the library"))
         for match in CPP_ATEN_CALL.finditer(clean.code):
-            if match.group(1) not in CPP_ALLOWED_ATEN:
+            if match.group(1) not in CPP_ALLOWED_ATEN and not re.match(r"k[A-Z]", match.group(1)):
                 out.append(finding("I102", python_line_of(source.tree, src, match.start()),
                                    f"ATen op `{' '.join(match.group(0).split())}` computes in the library"))
         for offset, params, body in _host_bodies(clean.code):
@@ -1023,6 +1073,8 @@ def obfuscates_code(source: CandidateSource):
             elif node.args and analysis.qualname(node.args[0]) and func.id != "hasattr":
                 out.append(finding("I107", node.lineno, f"`{func.id}` on module `{ast.unparse(node.args[0])}`: "
                                                         "use the attribute directly"))
+        if isinstance(func, ast.Name) and func.id == "type" and len(node.args) == 3 and "type" not in defined:
+            out.append(finding("I107", node.lineno, "`type(name, bases, dict)` builds a class dynamically"))
         if isinstance(func, ast.Attribute) and func.attr in ("fromhex", "frombytes", "decode", "translate") and (
                 isinstance(func.value, ast.Constant) or _dotted(func.value) in ("bytes", "bytearray", "str")):
             out.append(finding("I107", node.lineno, f"`.{func.attr}` decodes hidden text"))
@@ -1035,6 +1087,8 @@ def obfuscates_code(source: CandidateSource):
             for part in unresolved_parts(expression, names):
                 out.append(finding("I107", getattr(part, "lineno", call.lineno),
                                    f"{kind} source part `{ast.unparse(part)[:60]}` cannot be read statically"))
+        if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+            out.append(finding("I107", call.lineno, "load_inline arguments passed through * or ** cannot be read"))
         for keyword in call.keywords:
             if keyword.arg == "extra_include_paths" and not (
                     isinstance(keyword.value, (ast.List, ast.Tuple)) and not keyword.value.elts):
@@ -1177,8 +1231,8 @@ def keeps_state_across_calls(source: CandidateSource):
         self_name = params[0] if entry.owner is not None and params and not constructing else None
         local_names = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         persistent_roots = {self_name} if self_name else set()
-        persistent_roots |= (analysis.module_names | set(analysis.classes)) - local_names - set(params) \
-            - analysis.ext_handles
+        persistent_roots |= (analysis.module_names | set(analysis.classes) | set(analysis.functions)) \
+            - local_names - set(params)
         declared_global: set[str] = set()
         for node in ast.walk(func):
             if isinstance(node, (ast.Global, ast.Nonlocal)):
@@ -1199,7 +1253,8 @@ def keeps_state_across_calls(source: CandidateSource):
                 root = target
                 while isinstance(root, (ast.Attribute, ast.Subscript)):
                     root = root.value
-                if isinstance(root, ast.Name) and root.id in persistent_roots and not (
+                class_of_self = isinstance(root, ast.Call) and _call_tail(root) in ("type", "super")
+                if (class_of_self or isinstance(root, ast.Name) and root.id in persistent_roots) and not (
                         isinstance(node, ast.Assign) and analysis.is_ext_build(value)):
                     out.append(finding("I111", node.lineno, f"`{ast.unparse(target)[:60]}` written in forward "
                                                             "keeps state between calls"))
@@ -1207,7 +1262,8 @@ def keeps_state_across_calls(source: CandidateSource):
                 root = node.func.value
                 while isinstance(root, (ast.Attribute, ast.Subscript)):
                     root = root.value
-                if isinstance(root, ast.Name) and root.id in persistent_roots:
+                if isinstance(root, ast.Name) and root.id in persistent_roots - analysis.ext_handles \
+                        or node.func.attr in ("__setattr__", "__setitem__", "__delitem__", "__delattr__"):
                     out.append(finding("I111", node.lineno, f"`{ast.unparse(node.func)}` mutates state kept "
                                                             "between calls"))
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
