@@ -1,0 +1,60 @@
+# expect: I101
+# Runs an in-file nn.Module reached only through an nn.ModuleList.
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+DECL = "torch::Tensor sgd(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta);"
+SOURCE = r"""#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+
+__global__ void sgd_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
+                           const float* __restrict__ gate, const float* __restrict__ beta, float* __restrict__ y,
+                           int T, int H, int D) {
+    extern __shared__ float S[];
+    const int bh = blockIdx.x, j = threadIdx.x, b = bh / H, h = bh % H;
+    for (int i = 0; i < D; ++i) S[i * D + j] = 0.f;
+    for (int t = 0; t < T; ++t) {
+        const int row = (b * T + t) * H + h;
+        float acc = 0.f;
+        for (int i = 0; i < D; ++i) {
+            float s = gate[row] * S[i * D + j] + beta[row] * k[row * D + i] * v[row * D + j];
+            S[i * D + j] = s;
+            acc += q[row * D + i] * s;
+        }
+        y[row * D + j] = acc;
+    }
+}
+
+torch::Tensor sgd(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta) {
+    auto y = torch::empty_like(q);
+    const int B = q.size(0), T = q.size(1), H = q.size(2), D = q.size(3);
+    sgd_kernel<<<B * H, D, D * D * sizeof(float), at::cuda::getCurrentCUDAStream()>>>(
+        q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), gate.data_ptr<float>(),
+        beta.data_ptr<float>(), y.data_ptr<float>(), T, H, D);
+    return y;
+}
+"""
+
+
+ext = load_inline(
+    name="i101_module_list",
+    cpp_sources=DECL,
+    cuda_sources=SOURCE,
+    functions=["sgd"],
+)
+
+class Recurrence(nn.Module):
+    def forward(self, q, k, v, gate, beta):
+        kv = k.unsqueeze(-1) * v.unsqueeze(-2) * beta[..., None, None]
+        return (q.unsqueeze(-1) * kv.cumsum(1)).sum(-2)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stages = nn.ModuleList([Recurrence()])
+
+    def forward(self, q, k, v, gate, beta):
+        for stage in self.stages:
+            return stage(q, k, v, gate, beta)
