@@ -293,8 +293,10 @@ def python_line_of(tree: ast.Module, source: SourceString, offset: int) -> int:
     line_text = source.text[start:end if end >= 0 else len(source.text)].strip()
     if not line_text:
         return source.line
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and line_text in node.value:
-            index = node.value.find(line_text)
-            return node.lineno + node.value.count("\n", 0, index)
+    constants = [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                 and line_text in n.value]
+    # prefer a constant that is part of this source text over, say, a docstring quoting the same line
+    for node in sorted(constants, key=lambda n: n.value not in source.text):
+        index = node.value.find(line_text)
+        return node.lineno + node.value.count("\n", 0, index)
     return source.line
