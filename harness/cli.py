@@ -89,7 +89,8 @@ def command_run(args, console: Console) -> int:
     shapes = default_shapes(problem, config, env.device, shapes_requested)
     console.print(f"[bold]{problem.name}[/]: {len(candidates)} candidates, shapes {', '.join(shapes)}, "
                   f"device {env.device_name} ({env.device}), timing {config.get('timing.method')}")
-    options = RunOptions(problem, config, env, candidates, shapes, Path(args.results), gpus=list(gpus), fresh=args.fresh)
+    options = RunOptions(problem, config, env, candidates, shapes, Path(args.results), gpus=list(gpus), fresh=args.fresh,
+                         build_only=args.build_only)
     try:
         with RichReporter(console) as reporter:
             summary = run(options, reporter)
@@ -97,6 +98,9 @@ def command_run(args, console: Console) -> int:
         console.print(f"[yellow]interrupted[/]: finished records are kept in {Path(args.results) / problem.name / 'records.jsonl'}; "
                       "run the same command again to resume")
         return 130
+    if args.build_only:
+        console.print(f"built in {summary.wall_s:.1f} s; nothing evaluated (--build-only)")
+        return EXIT_OK
     header, body = table_cells(summary.rows, summary.shapes)
     table = Table(title=f"{problem.name} leaderboard", show_lines=False)
     for column in header:
@@ -148,6 +152,7 @@ def make_parser() -> Parser:
     run.add_argument("--results", default="results", help="results folder (default: results/)")
     run.add_argument("--config", help="config YAML (default: configs/default.yaml)")
     run.add_argument("--fresh", action="store_true", help="re-evaluate instead of reusing matching records")
+    run.add_argument("--build-only", action="store_true", help="check and compile, evaluate nothing")
     check = sub.add_parser("check", help="statically check one candidate without running it")
     check.add_argument("candidate")
     check.add_argument("--problem", help="problem YAML, to know its reference module")

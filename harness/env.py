@@ -36,12 +36,13 @@ class EnvInfo:
     cpu: str
     cpu_count: int
     harness_commit: str
+    harness_digest: str         # hash of the harness's own source: a dirty tree is told apart too
 
     @property
     def key(self) -> str:
         """Fingerprint of what can change a result; records are only reused under the same key."""
         fields = (self.device, self.device_name, self.driver, self.torch, self.torch_cuda, self.nvcc,
-                  self.harness_commit)
+                  self.harness_digest)
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:16]
 
     def to_json(self) -> dict:
@@ -84,6 +85,14 @@ def harness_commit() -> str:
     return commit + ("-dirty" if dirty else "")
 
 
+def harness_digest() -> str:
+    digest = hashlib.sha256()
+    package = REPO_ROOT / "harness"
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def _cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -117,6 +126,7 @@ def collect_env(device: str) -> EnvInfo:
         torch_cuda=torch.version.cuda or "", cuda_home=home, nvcc=nvcc_version,
         python=platform.python_version(), platform=platform.platform(), cpu=_cpu_name(),
         cpu_count=os.cpu_count() or 1, harness_commit=harness_commit(),
+        harness_digest=harness_digest(),
     )
 
 

@@ -61,6 +61,7 @@ class RunOptions:
     results_dir: Path
     gpus: list[int] = field(default_factory=lambda: [0])
     fresh: bool = False
+    build_only: bool = False
 
 
 @dataclass
@@ -166,6 +167,10 @@ class Run:
             self.reporter.advance("check", candidate.id)
         return accepted
 
+    def build_cache_dir(self) -> Path:
+        cache = Path(self.config.get("build.cache_dir"))
+        return cache if cache.is_absolute() else REPO_ROOT / cache
+
     def build(self, entries: list[Entry]) -> dict[str, build_stage.BuildResult]:
         todo = [e for e in entries if self.pending_shapes(e)]
         self.reporter.phase("build", len(todo))
@@ -212,6 +217,8 @@ class Run:
             log_path = build.build_dir / f"evaluate-{self.run_id}.log"
         else:
             log_path = self.output_dir / "logs" / f"{entry.id.replace(':', '_')}-{self.run_id}.log"
+        if entry.baseline == "compile":   # reuse torch.compile's cache between runs
+            env_overrides["TORCHINDUCTOR_CACHE_DIR"] = str(self.build_cache_dir() / "inductor")
         if gpu is not None and self.env.device == "cuda":
             env_overrides["CUDA_VISIBLE_DEVICES"] = str(gpu)
         limit = float(self.config.get("evaluate.time_limit_s"))
@@ -252,9 +259,9 @@ class Run:
             raise ProblemError(f"{self.problem.path}: reference: expected an output that depends on the inputs "
                                "(near-constant across seeds, so a constant output could pass)")
         work: queue.Queue[Entry] = queue.Queue()
-        for entry in todo:
-            if entry.id != EAGER:
-                work.put(entry)
+        # torch.compile can take minutes to build: it goes last so it never delays a candidate
+        for entry in sorted((e for e in todo if e.id != EAGER), key=lambda e: e.baseline == "compile"):
+            work.put(entry)
 
         def drain(gpu: int | None) -> None:
             while True:
@@ -291,6 +298,9 @@ def run(options: RunOptions, reporter: Reporter | None = None) -> RunSummary:
     baselines, _ = state.entries()
     candidates = state.check(options.candidates)
     builds = state.build(candidates)
+    if options.build_only:
+        return RunSummary([], options.shapes, state.output_dir, state.reused, state.evaluated,
+                          time.perf_counter() - started)
     state.evaluate(baselines, candidates, builds)
     order = [e.id for e in baselines] + [c.id for c in options.candidates]
     rows = state.finish(order)
