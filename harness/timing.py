@@ -110,6 +110,21 @@ def _spin_cycles(spin_us: float) -> int:
     return int(spin_us * rate_khz / 1000)
 
 
+def sm_clock_mhz(gpu: int | None) -> tuple[int, int]:
+    """Current and maximum SM clock from nvidia-smi (0, 0 when it cannot be read)."""
+    import subprocess
+
+    command = ["nvidia-smi", "--query-gpu=clocks.sm,clocks.max.sm", "--format=csv,noheader,nounits"]
+    if gpu is not None:
+        command += ["-i", str(gpu)]
+    try:
+        out = subprocess.run(command, capture_output=True, text=True, timeout=10).stdout.strip().splitlines()
+        current, maximum = (int(x) for x in out[0].split(","))
+        return current, maximum
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return 0, 0
+
+
 def l2_flush_buffer(device: torch.device) -> torch.Tensor:
     l2 = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0)) or 64 * 2**20
     return torch.empty(2 * l2, dtype=torch.int8, device=device)

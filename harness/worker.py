@@ -193,6 +193,7 @@ class Evaluation:
                 self.check_timing_outputs(sets, outputs, "D103")
                 return {"timing": result.to_json(), "time_us": result.median_us}
             timing._warm_up(call, settings, self.synchronize)
+            clock_start = timing.sm_clock_mhz(self.job.get("gpu"))
             host = timing.time_host(call, int(settings["host_iters"]), self.synchronize, settings["budget_s"] / 2)
             host_median = sorted(host)[len(host) // 2]
             if method == "graph":
@@ -218,10 +219,16 @@ class Evaluation:
                 samples = timing.time_cuda_events(call, settings)
                 self.check_timing_outputs(sets, outputs, "D103")
             result = timing.summarize(method, samples, host_median)
+            clock_end = timing.sm_clock_mhz(self.job.get("gpu"))
+            clocks = {"sm_clock_start_mhz": clock_start[0], "sm_clock_end_mhz": clock_end[0],
+                      "sm_clock_max_mhz": clock_end[1]}
+            low = [c for c in (clock_start[0], clock_end[0]) if c and clock_end[1] and c < 0.75 * clock_end[1]]
+            if low:
+                clocks["clock_flag"] = f"SM clock {min(low)} MHz under 75% of its {clock_end[1]} MHz maximum"
             if method != "host" and host_median > 4 * result.median_us + 200:
                 raise IntegrityError("D106", f"host time {host_median:.1f} us per call against device time "
                                              f"{result.median_us:.1f} us: work hidden from the timer")
-            return {"timing": result.to_json(), "time_us": result.median_us}
+            return {"timing": result.to_json() | clocks, "time_us": result.median_us}
 
     # --- one shape ----------------------------------------------------------------------------------
     def run_shape(self, fn: Callable, shape, method: str) -> dict:
