@@ -4,6 +4,7 @@
 # the top of every step hides behind arithmetic; and longer chunks (D<=32: 128 steps, D=64:
 # 64 steps) so the per-chunk barriers, gate scan and partial-sum reduce are paid less often.
 # Tiling: D=128 as v4 (R=16 x 4 cols, 256 threads per head), D=64 as v3 (R=16 x 2 cols).
+# Status: compile-checked (no spills) but NOT yet run on a GPU; see NOTES.md before trusting it.
 #
 # Design: columns j of the state are independent (y_j needs only S[:, j], and the gate scales
 # column j), so a block owns (b, h, NC columns); each thread owns an R x CPT tile of S in
