@@ -56,7 +56,26 @@ def worker_environment(build_dir: Path, env: EnvInfo, arch: str, uses_cuda: bool
         overrides["CUDA_HOME"] = env.cuda_home
     if uses_cuda:
         overrides["TORCH_CUDA_ARCH_LIST"] = arch
+        headers = missing_toolkit_headers(env.cuda_home)
+        if headers:
+            overrides["CPATH"] = os.pathsep.join(filter(None, [os.environ.get("CPATH", ""), headers]))
     return overrides
+
+
+def missing_toolkit_headers(home: str) -> str:
+    """An include folder for the library headers torch's CUDA headers need, when the toolkit lacks them.
+
+    ATen/cuda/CUDAContext.h includes cusparse.h and cublas_v2.h; a minimal toolkit may not ship
+    them, while the CUDA wheels torch depends on do (site-packages/nvidia/*/include).
+    """
+    if not home or (Path(home) / "include" / "cusparse.h").exists():
+        return ""
+    import torch
+
+    site = Path(torch.__file__).resolve().parent.parent / "nvidia"
+    for header in sorted(site.glob("*/include/cusparse.h")):
+        return str(header.parent)
+    return ""
 
 
 def can_compile_cuda(env: EnvInfo) -> str:
