@@ -78,9 +78,10 @@ def _run(command: list[str]) -> str:
 
 
 def harness_commit() -> str:
+    """The checkout's commit, "-dirty" when harness/ has changes; HARNESS_COMMIT where there is no .git."""
     commit = _run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short=12", "HEAD"])
     if not commit:
-        return "unknown"
+        return os.environ.get("HARNESS_COMMIT", "unknown")
     dirty = _run(["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no", "--", "harness"])
     return commit + ("-dirty" if dirty else "")
 

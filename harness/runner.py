@@ -131,6 +131,15 @@ class Run:
     def pending_shapes(self, entry: Entry) -> list[str]:
         return [s for s in self.options.shapes if self.key(entry, s) not in self.done]
 
+    def save_env(self) -> None:
+        """env.json is this run's environment; envs.jsonl keeps every environment records refer to."""
+        write_atomic(self.output_dir / "env.json", json.dumps(self.env.to_json(), indent=2) + "\n")
+        envs = self.output_dir / "envs.jsonl"
+        known = envs.read_text() if envs.exists() else ""
+        if f'"key": "{self.env.key}"' not in known:
+            with open(envs, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(self.env.to_json()) + "\n")
+
     def load_previous(self) -> None:
         if self.options.fresh:
             return
@@ -286,7 +295,6 @@ class Run:
         current = [r for key, r in self.done.items() if r.candidate in order and key[2:5] == (
             self.problem.sha256, self.env.key, self.config_sha) and r.shape in self.options.shapes]
         rows = build_rows(current, order, self.options.shapes)
-        write_atomic(self.output_dir / "env.json", json.dumps(self.env.to_json(), indent=2) + "\n")
         meta = {"timing_method": self.config.get("timing.method"), "timing": self.config.timing,
                 "problem_sha256": self.problem.sha256, "config": str(self.config.path), "run_id": self.run_id}
         write_leaderboard(self.output_dir, self.problem.name, self.env.to_json(), rows, self.options.shapes, meta)
@@ -298,6 +306,7 @@ def run(options: RunOptions, reporter: Reporter | None = None) -> RunSummary:
     started = time.perf_counter()
     state = Run(options, reporter)
     state.load_previous()
+    state.save_env()
     state.arch = ""
     baselines, _ = state.entries()
     candidates = state.check(options.candidates)
