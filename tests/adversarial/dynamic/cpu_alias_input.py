@@ -1,0 +1,48 @@
+# expect: integrity:D101
+# Writes the correct answer into q's memory and returns q (no allocation): an alias of a modified input.
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CPP = r"""
+#include <torch/extension.h>
+#include <vector>
+#include <cstring>
+// honest reference: y = scalar gated delta rule of (q, k, v, gate, beta), all contiguous float32
+static void reference(const float *qp, const float *kp, const float *vp, const float *gp, const float *bp,
+                      float *yp, int64_t B, int64_t T, int64_t H, int64_t D) {
+    std::vector<float> state(D * D);
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < H; ++h) {
+            std::fill(state.begin(), state.end(), 0.0f);
+            for (int64_t t = 0; t < T; ++t) {
+                const int64_t row = (b * T + t) * H + h;
+                const float g = gp[row], be = bp[row];
+                const float *kt = kp + row * D, *vt = vp + row * D, *qt = qp + row * D;
+                float *yt = yp + row * D;
+                for (int64_t j = 0; j < D; ++j) yt[j] = 0.0f;
+                for (int64_t i = 0; i < D; ++i) {
+                    float *s = state.data() + i * D;
+                    for (int64_t j = 0; j < D; ++j) {
+                        s[j] = g * s[j] + be * kt[i] * vt[j];
+                        yt[j] += qt[i] * s[j];
+                    }
+                }
+            }
+        }
+}
+
+torch::Tensor run(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta) {
+    const int64_t B = q.size(0), T = q.size(1), H = q.size(2), D = q.size(3);
+    auto y = torch::empty_like(q);
+    reference(q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), gate.data_ptr<float>(), beta.data_ptr<float>(), y.data_ptr<float>(), B, T, H, D);
+    std::memcpy(q.data_ptr<float>(), y.data_ptr<float>(), sizeof(float) * q.numel());
+    return q;
+}
+"""
+
+module = load_inline(name="dyn_cpu_alias_input", cpp_sources=CPP, functions=["run"], extra_cflags=["-O0"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, q, k, v, gate, beta):
+        return module.run(q.contiguous(), k.contiguous(), v.contiguous(), gate.contiguous(), beta.contiguous())

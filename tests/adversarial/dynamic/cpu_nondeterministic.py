@@ -1,0 +1,50 @@
+# expect: integrity:D105
+# Correct on the first call, then perturbs every other call by a call-counter-dependent 1e-3 relative amount.
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CPP = r"""
+#include <torch/extension.h>
+#include <vector>
+// honest reference: y = scalar gated delta rule of (q, k, v, gate, beta), all contiguous float32
+static void reference(const float *qp, const float *kp, const float *vp, const float *gp, const float *bp,
+                      float *yp, int64_t B, int64_t T, int64_t H, int64_t D) {
+    std::vector<float> state(D * D);
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < H; ++h) {
+            std::fill(state.begin(), state.end(), 0.0f);
+            for (int64_t t = 0; t < T; ++t) {
+                const int64_t row = (b * T + t) * H + h;
+                const float g = gp[row], be = bp[row];
+                const float *kt = kp + row * D, *vt = vp + row * D, *qt = qp + row * D;
+                float *yt = yp + row * D;
+                for (int64_t j = 0; j < D; ++j) yt[j] = 0.0f;
+                for (int64_t i = 0; i < D; ++i) {
+                    float *s = state.data() + i * D;
+                    for (int64_t j = 0; j < D; ++j) {
+                        s[j] = g * s[j] + be * kt[i] * vt[j];
+                        yt[j] += qt[i] * s[j];
+                    }
+                }
+            }
+        }
+}
+
+torch::Tensor run(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta) {
+    const int64_t B = q.size(0), T = q.size(1), H = q.size(2), D = q.size(3);
+    static int64_t calls = 0;
+    auto y = torch::empty_like(q);
+    reference(q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), gate.data_ptr<float>(), beta.data_ptr<float>(), y.data_ptr<float>(), B, T, H, D);
+    const float scale = 1.0f + 1e-3f * (float)(calls++ % 2);
+    float *yp = y.data_ptr<float>();
+    for (int64_t i = 0; i < q.numel(); ++i) yp[i] *= scale;
+    return y;
+}
+"""
+
+module = load_inline(name="dyn_cpu_nondeterministic", cpp_sources=CPP, functions=["run"], extra_cflags=["-O0"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, q, k, v, gate, beta):
+        return module.run(q.contiguous(), k.contiguous(), v.contiguous(), gate.contiguous(), beta.contiguous())
