@@ -65,9 +65,18 @@ def _enough(samples: list[float], started: float, settings: dict) -> bool:
     return mean > 0 and statistics.stdev(samples) / mean / math.sqrt(n) < settings["target_rse"]
 
 
-def _warm_up(call: Callable[[int], object], settings: dict, synchronize: Callable[[], None]) -> None:
+Prepare = Callable[[int], None]
+
+
+def _no_prepare(i: int) -> None:
+    pass
+
+
+def _warm_up(call: Callable[[int], object], settings: dict, synchronize: Callable[[], None],
+             prepare: Prepare = _no_prepare) -> None:
     started, count = time.perf_counter(), 0
     while count < settings["warmup_iters"] or (time.perf_counter() - started) * 1e3 < settings["warmup_ms"]:
+        prepare(count)
         call(count)
         synchronize()
         count += 1
@@ -76,12 +85,13 @@ def _warm_up(call: Callable[[int], object], settings: dict, synchronize: Callabl
 
 
 def time_host(call: Callable[[int], object], iters: int, synchronize: Callable[[], None],
-              budget_s: float = math.inf) -> list[float]:
+              budget_s: float = math.inf, prepare: Prepare = _no_prepare) -> list[float]:
     samples: list[float] = []
     started = time.perf_counter()
     for i in range(iters):
         if samples and time.perf_counter() - started > budget_s:
             break
+        prepare(i)
         synchronize()
         start = time.perf_counter_ns()
         call(i)
@@ -90,11 +100,12 @@ def time_host(call: Callable[[int], object], iters: int, synchronize: Callable[[
     return samples
 
 
-def time_cpu(call: Callable[[int], object], settings: dict) -> TimingResult:
-    _warm_up(call, settings, lambda: None)
+def time_cpu(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare) -> TimingResult:
+    _warm_up(call, settings, lambda: None, prepare)
     samples: list[float] = []
     started = time.perf_counter()
     while not _enough(samples, started, settings):
+        prepare(len(samples))
         start = time.perf_counter_ns()
         call(len(samples))
         samples.append((time.perf_counter_ns() - start) / 1e3)
@@ -130,7 +141,7 @@ def l2_flush_buffer(device: torch.device) -> torch.Tensor:
     return torch.empty(2 * l2, dtype=torch.int8, device=device)
 
 
-def time_cuda_events(call: Callable[[int], object], settings: dict) -> list[float]:
+def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare) -> list[float]:
     flush = l2_flush_buffer(torch.device("cuda")) if settings["l2_flush"] else None
     cycles = _spin_cycles(settings["spin_us"])
     samples: list[float] = []
@@ -138,13 +149,14 @@ def time_cuda_events(call: Callable[[int], object], settings: dict) -> list[floa
     batch = 10
     while not _enough(samples, started, settings):
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(batch)]
-        for start, end in events:
+        for index, (start, end) in enumerate(events):
+            prepare(len(samples) + index)
             if flush is not None:
                 flush.zero_()
             if cycles:
                 torch.cuda._sleep(cycles)
             start.record()
-            call(len(samples))
+            call(len(samples) + index)
             end.record()
         torch.cuda.synchronize()
         samples.extend(start.elapsed_time(end) * 1e3 for start, end in events)

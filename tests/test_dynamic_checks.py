@@ -22,10 +22,7 @@ HONEST = FIXTURES / "cpu_scalar.py"
 ZEROS = FIXTURES / "cpu_zeros.py"   # the all-zeros cheat; shared with test_end_to_end_cpu (one build)
 
 # Cheats the dynamic checks cannot catch today: strict xfail, so a fix shows up as a failure to flip.
-KNOWN_GAPS = {
-    "cpu_cache_pointer": "D103 cannot see a pointer-keyed cache: the timing input sets keep their addresses and "
-                         "their contents, so a replayed answer is right for them (harness/worker.py Evaluation.time)",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def expected(path: Path) -> set[str]:
