@@ -178,6 +178,8 @@ CASES = [
     ("I115", "device_global", candidate(cuda_head="__device__ float g_scratch[1024];\n"),
      candidate(cuda_head="__constant__ float g_table[16];\n")),
     ("I116", "openmp", cpu_candidate("#pragma omp parallel for\nfor (int i = 0; i < 4; ++i) {}"), cpu_candidate()),
+    ("I117", "generator_method", candidate(postlude="class Helper:\n    def steps(self):\n        yield 1\n"),
+     candidate(postlude="def steps(n):\n    yield from range(n)\n")),
 ]
 
 

@@ -250,7 +250,7 @@ CPP_GLOBAL_TENSOR = re.compile(r"^[ \t]*(?:inline\s+|thread_local\s+|extern\s+)*
                                re.MULTILINE)
 CPP_STATIC_STATE = re.compile(r"\bstatic\s+(?!const\b|constexpr\b|inline\b|__device__\b|__global__\b|"
                               r"__host__\b|__forceinline__\b|void\b|struct\b|class\b|_Float16\b|assert\b)"
-                              r"(?:thread_local\s+)?[\w:<>, ]+?[\s*&]+\w+\s*(?:=|;|\[|\{)")
+                              r"(?:thread_local\s+)?[\w:<>,*& ]+?[\s*&]+\w+\s*(?:=|;|\[|\{)")
 CPP_DEVICE_GLOBAL = re.compile(r"^[ \t]*(?:static\s+)?__device__\s+(?!(?:__forceinline__|inline|__noinline__|"
                                r"static|void|auto|constexpr)\b)[\w:<>, ]+?[\s*]+\w+\s*(?:\[[^\]]*\]\s*)*"
                                r"(?:=[^;(]*)?;", re.MULTILINE)
@@ -1334,3 +1334,19 @@ def uses_host_parallelism(source: CandidateSource):
     out += [finding("I116", call.lineno, f"build flag `{text}` enables OpenMP")
             for call, text in _keyword_strings(source, {"extra_cflags", "extra_ldflags"}) if "openmp" in text]
     yield from _unique(out)
+
+
+@rule("I117")
+def hides_work_in_generators(source: CandidateSource):
+    """A generator method or a driven generator resumes code outside forward's checks and keeps state in its frame."""
+    for cls in (n for n in ast.walk(source.tree) if isinstance(n, ast.ClassDef)):
+        for node in ast.walk(cls):
+            if isinstance(node, (ast.Yield, ast.YieldFrom)):
+                yield finding("I117", node.lineno, f"`yield` in class {cls.name}: a generator method's body "
+                                                   "escapes the forward checks")
+    for node in ast.walk(source.tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("send", "asend", "athrow")):
+            yield finding("I117", node.lineno, f"`.{node.func.attr}(...)` drives a generator or coroutine between calls")
+        elif isinstance(node, (ast.AsyncFunctionDef, ast.Await)):
+            yield finding("I117", node.lineno, "coroutine in a candidate: its body escapes the forward checks")
