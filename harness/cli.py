@@ -101,15 +101,29 @@ def command_run(args, console: Console) -> int:
     if args.build_only:
         console.print(f"built in {summary.wall_s:.1f} s; nothing evaluated (--build-only)")
         return EXIT_OK
+    print_table(console, problem.name, summary)
+    console.print(f"wrote {summary.output_dir}/leaderboard.md (.csv, .json) and records.jsonl; "
+                  f"{summary.evaluated} new records, {summary.reused} reused, in {summary.wall_s:.1f} s")
+    return EXIT_OK
+
+
+def print_table(console: Console, name: str, summary) -> None:
     header, body = table_cells(summary.rows, summary.shapes)
-    table = Table(title=f"{problem.name} leaderboard", show_lines=False)
+    table = Table(title=f"{name} leaderboard", show_lines=False)
     for column in header:
         table.add_column(column, overflow="fold", max_width=60 if column == "reason" else None)
     for cells in body:
         table.add_row(*cells)
     console.print(table)
-    console.print(f"wrote {summary.output_dir}/leaderboard.md (.csv, .json) and records.jsonl; "
-                  f"{summary.evaluated} new records in {summary.wall_s:.1f} s")
+
+
+def command_report(args, console: Console) -> int:
+    from harness.runner import report
+
+    problem = load_problem(args.problem)
+    summary = report(problem, Path(args.results))
+    print_table(console, problem.name, summary)
+    console.print(f"rewrote {summary.output_dir}/leaderboard.md (.csv, .json) from {summary.reused} records")
     return EXIT_OK
 
 
@@ -158,6 +172,9 @@ def make_parser() -> Parser:
     check.add_argument("--problem", help="problem YAML, to know its reference module")
     check.add_argument("--json", action="store_true", help="print {accepted, findings} as JSON")
     sub.add_parser("rules", help="list the static rules")
+    report = sub.add_parser("report", help="rebuild the leaderboards from records.jsonl")
+    report.add_argument("problem", help="problem YAML")
+    report.add_argument("--results", default="results", help="results folder (default: results/)")
     return parser
 
 
@@ -166,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(stderr=False, width=None if sys.stdout.isatty() else 200)
     try:
         args = make_parser().parse_args(argv)
-        handler = {"run": command_run, "check": command_check, "rules": command_rules}[args.command]
+        handler = {"run": command_run, "check": command_check, "rules": command_rules,
+                   "report": command_report}[args.command]
         return handler(args, console)
     except (UsageError, ProblemError, EnvProbeError) as exc:
         print(f"error: {exc}", file=sys.stderr)   # one unwrapped line

@@ -27,7 +27,7 @@ from harness.env import REPO_ROOT, EnvInfo
 from harness.leaderboard import EAGER, Row, build_rows, write_leaderboard
 from harness.problem import Problem, ProblemError, select_shapes
 from harness.records import Record, append_record, now_utc, read_records, write_atomic
-from harness.rules import ERROR, check_text, is_accepted, parse_candidate
+from harness.rules import ERROR, check_source, is_accepted, parse_candidate
 from harness.spawn import spawn_worker
 
 log = logging.getLogger(__name__)
@@ -147,22 +147,18 @@ class Run:
             self.done[record.resume_key] = record
 
     # --- stages --------------------------------------------------------------------------------------
-    def entries(self) -> tuple[list[Entry], list[Entry]]:
-        baseline_flags = self.config.get("baselines")
-        baselines = [Entry(ident, "baseline", self.problem.sha256, baseline=name) for ident, name in BASELINES
-                     if baseline_flags.get(name)]
-        if not any(e.id == EAGER for e in baselines):
-            baselines.insert(0, Entry(EAGER, "baseline", self.problem.sha256, baseline="eager"))
-        return baselines, []
+    def baselines(self) -> list[Entry]:
+        """The enabled baselines; the eager reference always runs, every speedup is over it."""
+        flags = self.config.get("baselines")
+        return [Entry(ident, "baseline", self.problem.sha256, baseline=name) for ident, name in BASELINES
+                if name == "eager" or flags.get(name)]
 
     def check(self, candidates: list[Candidate]) -> list[Entry]:
         accepted = []
         self.reporter.phase("check", len(candidates))
         for candidate in candidates:
-            entry_probe = Entry(candidate.id, "candidate", candidate.sha256, candidate)
             text = candidate.path.read_text(encoding="utf-8", errors="replace")
             source = parse_candidate(str(candidate.path), text, self.problem.reference_module)
-            from harness.rules import check_source
             findings = check_source(source)
             entry = Entry(candidate.id, "candidate", candidate.sha256, candidate, uses_cuda=source.uses_cuda)
             if is_accepted(findings):
@@ -170,7 +166,7 @@ class Run:
             else:
                 errors = [f for f in findings if f.severity == ERROR]
                 reason = "; ".join(f"{f.rule} line {f.line}: {f.message}" for f in errors[:3])
-                for shape in self.pending_shapes(entry_probe):
+                for shape in self.pending_shapes(entry):
                     self.record(entry, shape, "rejected", reason, "check", check=errors[0].rule,
                                 findings=[f.to_json() for f in findings])
             self.reporter.advance("check", candidate.id)
@@ -307,8 +303,10 @@ def run(options: RunOptions, reporter: Reporter | None = None) -> RunSummary:
     state = Run(options, reporter)
     state.load_previous()
     state.save_env()
+    state.reused = len([k for k in state.done if k[2:5] == (state.problem.sha256, state.env.key, state.config_sha)
+                        and k[5] in options.shapes])
     state.arch = ""
-    baselines, _ = state.entries()
+    baselines = state.baselines()
     candidates = state.check(options.candidates)
     builds = state.build(candidates)
     if options.build_only:
@@ -319,3 +317,32 @@ def run(options: RunOptions, reporter: Reporter | None = None) -> RunSummary:
     rows = state.finish(order)
     return RunSummary(rows, options.shapes, state.output_dir, state.reused, state.evaluated,
                       time.perf_counter() - started)
+
+
+def report(problem: Problem, results_dir: Path) -> RunSummary:
+    """Rebuild the leaderboards from records.jsonl alone: the latest run's problem, environment and config."""
+    started = time.perf_counter()
+    output_dir = results_dir / problem.name
+    records = read_records(output_dir / "records.jsonl")
+    if not records:
+        raise ProblemError(f"{output_dir / 'records.jsonl'}: records: expected at least one record (run first)")
+    latest = records[-1]
+    wanted = (latest.problem_sha256, latest.env_key, latest.config_sha256)
+    current: dict[tuple, Record] = {}
+    for record in records:
+        if (record.problem_sha256, record.env_key, record.config_sha256) == wanted:
+            current[(record.candidate, record.shape)] = record
+    shapes = [s for s in problem.shapes if any(k[1] == s for k in current)]
+    names = list(dict.fromkeys(r.candidate for r in current.values()))
+    order = [n for n, _ in BASELINES if n in names] + sorted(n for n in names if not n.startswith("ref:"))
+    rows = build_rows(list(current.values()), order, shapes)
+    envs = output_dir / "envs.jsonl"
+    env = {"key": latest.env_key}
+    if envs.exists():
+        for line in envs.read_text().splitlines():
+            data = json.loads(line)
+            if data.get("key") == latest.env_key:
+                env = data
+    write_leaderboard(output_dir, problem.name, env, rows, shapes, {"problem_sha256": latest.problem_sha256,
+                                                                    "run_id": latest.run_id, "regenerated": True})
+    return RunSummary(rows, shapes, output_dir, len(current), 0, time.perf_counter() - started)

@@ -71,3 +71,11 @@ def test_second_run_reuses_records_and_builds(cpu_run, cache_config):
     assert done.returncode == 0, done.stderr
     assert (folder / "records.jsonl").read_text() == before, "a resumed run with nothing left adds no records"
     assert "0 new records" in done.stdout
+
+
+def test_report_rebuilds_the_same_leaderboard_from_records(cpu_run):
+    folder, _ = cpu_run
+    before = json.loads((folder / "leaderboard.json").read_text())["rows"]
+    done = harness_cli("report", "problems/scalar_gated_delta.yaml", "--results", str(folder.parent))
+    assert done.returncode == 0, done.stderr
+    assert json.loads((folder / "leaderboard.json").read_text())["rows"] == before
