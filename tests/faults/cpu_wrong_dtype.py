@@ -1,0 +1,46 @@
+# expect: wrong
+# reason: output dtype
+# The right values, computed in full, but returned as float64 instead of the reference's float32.
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CPP = r"""
+#include <torch/csrc/utils/pybind.h>
+#include <ATen/EmptyTensor.h>
+#include <vector>
+
+at::Tensor run(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor gate, at::Tensor beta) {
+    TORCH_CHECK(q.is_contiguous() && k.is_contiguous() && v.is_contiguous() && gate.is_contiguous() &&
+                beta.is_contiguous(), "contiguous inputs expected");
+    const int64_t B = q.size(0), T = q.size(1), H = q.size(2), D = q.size(3);
+    at::Tensor y(at::detail::empty_cpu(q.sizes(), at::kDouble));   // should be at::kFloat
+    const float *qp = q.data_ptr<float>(), *kp = k.data_ptr<float>(), *vp = v.data_ptr<float>();
+    const float *gp = gate.data_ptr<float>(), *bp = beta.data_ptr<float>();
+    double* yp = y.data_ptr<double>();
+    std::vector<double> state(D * D);
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < H; ++h) {
+            std::fill(state.begin(), state.end(), 0.0);
+            for (int64_t t = 0; t < T; ++t) {
+                const int64_t row = (b * T + t) * H + h;
+                const float *qt = qp + row * D, *kt = kp + row * D, *vt = vp + row * D;
+                double* yt = yp + row * D;
+                for (int64_t j = 0; j < D; ++j) yt[j] = 0.0;
+                for (int64_t i = 0; i < D; ++i)
+                    for (int64_t j = 0; j < D; ++j) {
+                        double& s = state[i * D + j];
+                        s = gp[row] * s + bp[row] * kt[i] * vt[j];
+                        yt[j] += qt[i] * s;
+                    }
+            }
+        }
+    return y;
+}
+"""
+module = load_inline(name="fault_cpu_wrong_dtype", cpp_sources=CPP, functions=["run"], no_implicit_headers=True,
+                     with_pytorch_error_handling=False)
+
+
+class ModelNew(nn.Module):
+    def forward(self, q, k, v, gate, beta):
+        return module.run(q.contiguous(), k.contiguous(), v.contiguous(), gate.contiguous(), beta.contiguous())
