@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,9 +100,12 @@ def build_one(candidate: Candidate, uses_cuda: bool, env: EnvInfo, arch: str, ca
         if marker.exists():
             try:
                 data = json.loads(marker.read_text())
-                return BuildResult(candidate.id, "ok", "", data.get("compile_s"), True, directory, log_path)
+                if data.get("libraries") == library_digests(directory):
+                    return BuildResult(candidate.id, "ok", "", data.get("compile_s"), True, directory, log_path)
             except (OSError, json.JSONDecodeError):
-                marker.unlink(missing_ok=True)   # corrupt entry: rebuild
+                pass
+            marker.unlink(missing_ok=True)   # corrupt or incomplete entry: rebuild from scratch
+            shutil.rmtree(directory / "ext", ignore_errors=True)
         job = {"mode": "build", "candidate": {"id": candidate.id, "path": str(candidate.path), "sha256": candidate.sha256},
                "device": "cpu"}
         log_path.write_text(f"# build of {candidate.path} at {now_utc()}\n")
@@ -114,8 +118,15 @@ def build_one(candidate: Candidate, uses_cuda: bool, env: EnvInfo, arch: str, ca
         line = outcome.lines[-1]
         if line["status"] == "ok":
             write_atomic(marker, json.dumps({"candidate": str(candidate.path), "sha256": candidate.sha256,
-                                             "compile_s": line["compile_s"], "built_at": now_utc()}))
+                                             "compile_s": line["compile_s"], "built_at": now_utc(),
+                                             "libraries": library_digests(directory)}))
         return BuildResult(candidate.id, line["status"], line["reason"], line["compile_s"], False, directory, log_path)
+
+
+def library_digests(directory: Path) -> dict[str, str]:
+    """SHA-256 of every built extension library: a cache entry is trusted only if these still match."""
+    return {str(path.relative_to(directory)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted((directory / "ext").rglob("*.so"))}
 
 
 def forget_build(result: BuildResult) -> None:

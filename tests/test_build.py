@@ -87,3 +87,16 @@ def test_shipped_cuda_candidate_compiles_for_real(tmp_path, env):
     assert list((result.build_dir / "ext").rglob("*.so")), "the extension library was built"
     again = build_stage.build_one(candidate, True, env, "9.0", tmp_path, 900)
     assert again.status == "ok" and again.cached, "an unchanged candidate is never rebuilt"
+
+
+@pytest.mark.slow
+def test_corrupt_cache_entry_is_detected_and_rebuilt(tmp_path, env):
+    candidate = discover([REPO / "tests" / "fixtures" / "cpu_zeros.py"])[0]
+    first = build_stage.build_one(candidate, False, env, "9.0", tmp_path, 900)
+    assert first.status == "ok" and not first.cached, first.log_path.read_text()[-2000:]
+    assert build_stage.build_one(candidate, False, env, "9.0", tmp_path, 900).cached
+    library = next((first.build_dir / "ext").rglob("*.so"))
+    library.write_bytes(b"truncated")
+    again = build_stage.build_one(candidate, False, env, "9.0", tmp_path, 900)
+    assert again.status == "ok" and not again.cached, "a corrupt library must be rebuilt, not trusted"
+    assert next((again.build_dir / "ext").rglob("*.so")).read_bytes() != b"truncated"
