@@ -19,7 +19,7 @@ from typing import Callable
 from harness.discovery import Candidate
 from harness.env import REPO_ROOT, EnvInfo
 from harness.records import locked, now_utc, write_atomic
-from harness.spawn import spawn_worker
+from harness.spawn import kill_all_workers, spawn_worker
 
 BUILD_RECIPE_VERSION = 1   # bump when the way candidates are compiled changes
 
@@ -138,10 +138,16 @@ def build_all(jobs: list[tuple[Candidate, bool]], env: EnvInfo, arch: str, cache
               workers: int, on_done: Callable[[BuildResult], None]) -> dict[str, BuildResult]:
     cache_dir = cache_dir if cache_dir.is_absolute() else REPO_ROOT / cache_dir
     results: dict[str, BuildResult] = {}
-    with ThreadPoolExecutor(max_workers=max(1, workers or os.cpu_count() or 1)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, workers or os.cpu_count() or 1))
+    try:
         futures = [pool.submit(build_one, c, cuda, env, arch, cache_dir, time_limit_s) for c, cuda in jobs]
         for future in as_completed(futures):
             result = future.result()
             results[result.candidate] = result
             on_done(result)
+    except KeyboardInterrupt:
+        pool.shutdown(wait=False, cancel_futures=True)   # queued builds never start
+        kill_all_workers()                               # running ones die with their compilers
+        raise
+    pool.shutdown()
     return results

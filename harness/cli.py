@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from harness.config import load_config
 from harness.discovery import discover
@@ -113,7 +114,7 @@ def print_table(console: Console, name: str, summary) -> None:
     for column in header:
         table.add_column(column, overflow="fold", max_width=60 if column == "reason" else None)
     for cells in body:
-        table.add_row(*cells)
+        table.add_row(*(Text(cell) for cell in cells))   # reasons are candidate text, never markup
     console.print(table)
 
 

@@ -28,7 +28,7 @@ from harness.leaderboard import EAGER, Row, build_rows, write_leaderboard
 from harness.problem import Problem, ProblemError, select_shapes
 from harness.records import Record, append_record, now_utc, read_records, write_atomic
 from harness.rules import ERROR, check_source, is_accepted, parse_candidate
-from harness.spawn import spawn_worker
+from harness.spawn import kill_all_workers, spawn_worker
 
 log = logging.getLogger(__name__)
 BASELINES = (("ref:eager", "eager"), ("ref:graph", "graph"), ("ref:compile", "compile"))
@@ -272,8 +272,10 @@ class Run:
         for entry in sorted((e for e in todo if e.id != EAGER), key=lambda e: e.baseline == "compile"):
             work.put(entry)
 
+        stop = threading.Event()
+
         def drain(gpu: int | None) -> None:
-            while True:
+            while not stop.is_set():
                 try:
                     entry = work.get_nowait()
                 except queue.Empty:
@@ -283,9 +285,14 @@ class Run:
         threads = [threading.Thread(target=drain, args=(gpu,), daemon=True) for gpu in gpus]
         for thread in threads:
             thread.start()
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(timeout=0.5)   # short joins keep Ctrl-C responsive
+        try:
+            for thread in threads:
+                while thread.is_alive():
+                    thread.join(timeout=0.5)   # short joins keep Ctrl-C responsive
+        except KeyboardInterrupt:
+            stop.set()            # no new work; the workers the threads are waiting on die now
+            kill_all_workers()
+            raise
 
     def finish(self, order: list[str]) -> list[Row]:
         current = [r for key, r in self.done.items() if r.candidate in order and key[2:5] == (

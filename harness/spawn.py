@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,12 +48,55 @@ class WorkerOutcome:
         return f": {lines[-1][:160]}" if lines else ""
 
 
-def _kill_group(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+_LIVE: set[subprocess.Popen] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def _children() -> dict[int, list[int]]:
+    """Parent pid -> child pids, from /proc (empty where /proc is missing)."""
+    tree: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read().decode(errors="replace")
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        tree.setdefault(parent, []).append(int(entry))
+    return tree
+
+
+def _descendants(pid: int) -> list[int]:
+    tree, found, todo = _children(), [], [pid]
+    while todo:
+        for child in tree.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _kill_tree(process: subprocess.Popen) -> None:
+    """Kill the worker, its process group and every descendant: ninja gives each compiler a group of its own."""
+    victims = _descendants(process.pid)
+    for pid in [process.pid, *victims]:
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError, OSError):
+                pass
     process.wait()
+
+
+def kill_all_workers() -> int:
+    """Kill every live worker (Ctrl-C in the runner); returns how many were running."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for process in live:
+        if process.poll() is None:
+            _kill_tree(process)
+    return len(live)
 
 
 def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log_path: Path) -> WorkerOutcome:
@@ -60,7 +104,7 @@ def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log
     with tempfile.TemporaryDirectory(prefix="harness-worker-") as scratch:
         results_path = Path(scratch) / "results.jsonl"
         results_path.touch()
-        job = dict(job, results_path=str(results_path))
+        job = dict(job, results_path=str(results_path), runner_pid=os.getpid())
         env = dict(os.environ)
         env.update(env_overrides)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH", "")]))
@@ -69,6 +113,8 @@ def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log
         with open(log_path, "ab") as log:
             process = subprocess.Popen([sys.executable, "-m", "harness.worker"], stdin=subprocess.PIPE, stdout=log,
                                        stderr=subprocess.STDOUT, env=env, cwd=REPO_ROOT, start_new_session=True)
+            with _LIVE_LOCK:
+                _LIVE.add(process)
             timed_out = False
             try:
                 process.stdin.write(json.dumps(job).encode())
@@ -76,13 +122,15 @@ def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log
                 process.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 timed_out = True
-                _kill_group(process)
+                _kill_tree(process)
             except BaseException:   # Ctrl-C: take the worker down with us
-                _kill_group(process)
+                _kill_tree(process)
                 raise
             finally:
                 if process.poll() is None:
-                    _kill_group(process)
+                    _kill_tree(process)
+                with _LIVE_LOCK:
+                    _LIVE.discard(process)
         seconds = time.perf_counter() - started
         lines = []
         for raw in results_path.read_text(encoding="utf-8", errors="replace").splitlines():

@@ -370,8 +370,23 @@ def run_evaluate(job: dict, emit: Emitter) -> None:
             return
 
 
+def die_with_runner(runner_pid: int | None) -> None:
+    """Ask Linux to kill this worker when the runner dies, so a killed run leaves no orphan behind."""
+    if not runner_pid or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != runner_pid:   # the runner died before the request took effect
+        os._exit(1)
+
+
 def main() -> int:
     job = json.loads(sys.stdin.read())
+    die_with_runner(job.get("runner_pid"))
     emit = Emitter(job["results_path"])
     if job["device"] == "cuda" and job.get("gpu") is not None:
         import torch

@@ -241,9 +241,6 @@ def test_hung_forward_is_killed_with_its_worker(cpu_run):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="harness bug: ninja starts each compile command in a process group of its "
-                   "own, so the build timeout's killpg of the worker's group (harness/spawn.py, _kill_group) leaves "
-                   "the compiler running after the candidate is marked timeout")
 def test_hung_compile_is_killed_with_its_compiler(cpu_run):
     assert cpu_run.rows["cpu_compile_hang"]["status"] == "timeout"
     assert not cpu_run.leftovers["cpu_compile_hang"], f"still running after the run: {cpu_run.leftovers}"

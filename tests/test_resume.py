@@ -235,9 +235,6 @@ def test_ctrl_c_exits_130_and_keeps_finished_records(interrupted):
     assert not (interrupted.folder / "leaderboard.json").exists()
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="harness bug: Ctrl-C raises KeyboardInterrupt in the main thread "
-                   "(harness/runner.py, Run.evaluate's join loop), while the worker belongs to a drain thread whose "
-                   "spawn_worker never sees it; the worker, in a session of its own, keeps running after exit 130")
 def test_ctrl_c_takes_the_running_worker_down(interrupted):
     assert interrupted.returncode == 130
     assert not interrupted.leftovers, f"still running after Ctrl-C: {interrupted.leftovers}"

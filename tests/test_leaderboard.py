@@ -1,0 +1,41 @@
+"""Leaderboard rows derived from records; the terminal table prints candidate text verbatim."""
+import io
+
+from rich.console import Console
+
+from harness.cli import print_table
+from harness.leaderboard import build_rows
+from harness.records import Record
+from harness.runner import RunSummary
+
+
+def record(candidate, shape, status, time_us=None, kind="candidate", reason="", check=""):
+    return Record(run_id="r", problem="p", problem_sha256="ps", candidate=candidate, candidate_sha256="c" * 64,
+                  kind=kind, shape=shape, status=status, reason=reason, stage="done", env_key="e",
+                  config_sha256="cfg", device="cpu", time_us=time_us, check=check, max_abs_err=1e-6 if time_us else None)
+
+
+def test_speedups_ranks_and_failures():
+    records = [
+        record("ref:eager", "a", "ok", 100.0, kind="baseline"), record("ref:eager", "b", "ok", 400.0, kind="baseline"),
+        record("fast", "a", "ok", 10.0), record("fast", "b", "ok", 100.0),
+        record("slow", "a", "ok", 50.0), record("slow", "b", "ok", 200.0),
+        record("broken", "a", "ok", 1.0), record("broken", "b", "wrong", reason="max error 3 over tolerance"),
+        record("cheat", "a", "integrity", reason="D101: input k was modified", check="D101"),
+        record("cheat", "b", "integrity", reason="D101: input k was modified", check="D101"),
+    ]
+    rows = {r.candidate: r for r in build_rows(records, ["ref:eager", "fast", "slow", "broken", "cheat"], ["a", "b"])}
+    assert rows["fast"].rank == 1 and rows["slow"].rank == 2 and rows["ref:eager"].rank == 3
+    assert abs(rows["fast"].geomean_speedup - (10 * 4) ** 0.5) < 1e-9
+    assert rows["fast"].shapes["a"]["speedup"] == 10
+    assert rows["broken"].status == "wrong" and rows["broken"].rank is None and rows["broken"].geomean_speedup is None
+    assert "b: max error" in rows["broken"].reason
+    assert rows["cheat"].status == "integrity" and rows["cheat"].check == "D101"
+
+
+def test_terminal_table_prints_reasons_verbatim():
+    rows = build_rows([record("odd", "a", "runtime_error", reason="[/q] expected 3-d q [enforce fail at x.cpp:1]")],
+                      ["odd"], ["a"])
+    buffer = io.StringIO()
+    print_table(Console(file=buffer, width=400), "p", RunSummary(rows, ["a"], None, 0, 0, 0.0))
+    assert "[/q] expected 3-d q [enforce fail at x.cpp:1]" in buffer.getvalue()
