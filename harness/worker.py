@@ -59,7 +59,24 @@ def import_candidate(path: str, sha256: str):
     return module
 
 
+def keep_compiler_output() -> None:
+    """Make load_inline print the compiler's commands and output, so the build log keeps them."""
+    import functools
+
+    import torch.utils.cpp_extension as cpp_extension
+
+    original = cpp_extension.load_inline
+
+    @functools.wraps(original)
+    def verbose_load_inline(*args, **kwargs):
+        kwargs["verbose"] = True
+        return original(*args, **kwargs)
+
+    cpp_extension.load_inline = verbose_load_inline
+
+
 def run_build(job: dict, emit: Emitter) -> None:
+    keep_compiler_output()
     started = time.perf_counter()
     try:
         import_candidate(job["candidate"]["path"], job["candidate"]["sha256"])
