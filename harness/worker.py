@@ -171,8 +171,8 @@ class Evaluation:
                     _, _, same, reason = compare(out, first.double(), self.problem)
                     if not same:
                         raise IntegrityError("D105", f"second call on the same inputs differs: {reason}")
-            if case.name == "default":
-                golds.append(gold)
+            if case.name == "default" and self.job.get("check_reference"):
+                golds.append(gold)   # kept only where the problem itself is checked: large shapes are GBs
             previous = first
             del out, gold, pristine
         result = {"trials": count, "max_abs_err": worst_abs, "max_rel_err": worst_rel, "worst_case": worst_case}
