@@ -97,15 +97,19 @@ def gold_output(reference_model: torch.nn.Module, inputs: list[torch.Tensor]) ->
         return reference_model(*[x.double() for x in inputs])
 
 
-def poison_free_memory(like: torch.Tensor, copies: int = 4) -> None:
-    """Fill memory the allocator is about to hand out with NaN, so a stale buffer cannot pass."""
-    if like.device.type == "cuda":
-        for _ in range(copies):
-            torch.empty_like(like).fill_(float("nan"))   # freed at once, back into the cache, NaN-filled
-        torch.cuda.synchronize(like.device)
-    else:
-        held = [torch.empty_like(like).fill_(float("nan")) for _ in range(copies)]
-        del held
+def poison_free_memory(inputs: list[torch.Tensor]) -> None:
+    """Fill memory the allocator is about to hand out with NaN, so a stale buffer cannot pass.
+
+    Blocks the size of each input and of every power of two up to the largest are filled and
+    freed at once; a candidate's scratch buffers of other sizes then land on NaN too.
+    """
+    largest = max(x.numel() * x.element_size() for x in inputs)
+    sizes = sorted({x.numel() * x.element_size() for x in inputs} | {2**p for p in range(12, max(13, largest.bit_length() + 1))})
+    device = inputs[0].device
+    held = [torch.empty(size // 4, dtype=torch.float32, device=device).fill_(float("nan")) for size in sizes]
+    del held
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def storage_span(t: torch.Tensor) -> tuple[int, int]:

@@ -141,7 +141,7 @@ class Evaluation:
             del fresh
             pristine = [x.clone() for x in inputs]
             for attempt in range(2):   # the same inputs twice: determinism
-                poison_free_memory(inputs[0])
+                poison_free_memory(inputs)
                 before = thread_count()
                 with torch.no_grad():
                     out = fn(*inputs)

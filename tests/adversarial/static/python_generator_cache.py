@@ -1,5 +1,5 @@
-# expect: integrity:D103
-# Python-level cache that passes the static rules: a generator made in __init__ keeps state in its locals and replays the 6th answer from then on.
+# expect: I117
+# Python-level cache in a generator made in __init__ and driven by .send(): once accepted (a gap), now rejected by I117.
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
