@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,12 +136,20 @@ def forget_build(result: BuildResult) -> None:
 
 
 def build_all(jobs: list[tuple[Candidate, bool]], env: EnvInfo, arch: str, cache_dir: Path, time_limit_s: float,
-              workers: int, on_done: Callable[[BuildResult], None]) -> dict[str, BuildResult]:
+              workers: int, on_done: Callable[[BuildResult], None],
+              cancel: threading.Event | None = None) -> dict[str, BuildResult]:
     cache_dir = cache_dir if cache_dir.is_absolute() else REPO_ROOT / cache_dir
     results: dict[str, BuildResult] = {}
     pool = ThreadPoolExecutor(max_workers=max(1, workers or os.cpu_count() or 1))
     try:
-        futures = [pool.submit(build_one, c, cuda, env, arch, cache_dir, time_limit_s) for c, cuda in jobs]
+        def build_unless_cancelled(candidate: Candidate, uses_cuda: bool) -> BuildResult:
+            if cancel is not None and cancel.is_set():
+                directory = build_dir_for(cache_dir, candidate, env, arch)
+                return BuildResult(candidate.id, "skipped", "run stopped before this build", None, False,
+                                   directory, directory / "build.log")
+            return build_one(candidate, uses_cuda, env, arch, cache_dir, time_limit_s)
+
+        futures = [pool.submit(build_unless_cancelled, c, cuda) for c, cuda in jobs]
         for future in as_completed(futures):
             result = future.result()
             results[result.candidate] = result

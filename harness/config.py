@@ -84,6 +84,9 @@ def load_config(path: str | Path | None = None) -> Config:
     else:
         source = Path(path)
         data = _merge(source, defaults, _read(source))
+    if data["build"]["overlap_evaluation"] not in ("auto", "always", "never"):
+        raise ProblemError(f"{source}: build.overlap_evaluation: expected auto, always or never, "
+                           f"got {data['build']['overlap_evaluation']!r}")
     if data["timing"]["method"] not in TIMING_METHODS:
         raise ProblemError(f"{source}: timing.method: expected one of {list(TIMING_METHODS)}, got {data['timing']['method']!r}")
     return Config(source, data)

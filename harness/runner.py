@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 from harness import build as build_stage
 from harness.config import Config
@@ -176,23 +176,28 @@ class Run:
         cache = Path(self.config.get("build.cache_dir"))
         return cache if cache.is_absolute() else REPO_ROOT / cache
 
-    def build(self, entries: list[Entry]) -> dict[str, build_stage.BuildResult]:
+    def build(self, entries: list[Entry], on_built: Callable[[build_stage.BuildResult], None] = lambda r: None,
+              cancel: threading.Event | None = None) -> dict[str, build_stage.BuildResult]:
         todo = [e for e in entries if self.pending_shapes(e)]
         self.reporter.phase("build", len(todo))
         settings = self.config.get("build")
-        arch = build_stage.arch_list(settings["cuda_arch_list"], self.env, settings["fallback_arch"])
         cache_dir = Path(settings["cache_dir"])
 
         def done(result: build_stage.BuildResult) -> None:
             word = "cached" if result.cached else result.status
             self.reporter.advance("build", f"{result.candidate}: {word}")
+            on_built(result)
 
-        results = build_stage.build_all([(e.candidate, e.uses_cuda) for e in todo], self.env, arch, cache_dir,
-                                        float(settings["time_limit_s"]), int(settings["workers"]), done)
-        self.arch = arch
-        return results
+        return build_stage.build_all([(e.candidate, e.uses_cuda) for e in todo], self.env, self.arch, cache_dir,
+                                     float(settings["time_limit_s"]), int(settings["workers"]), done, cancel)
 
     def evaluate_entry(self, entry: Entry, gpu: int | None, build: build_stage.BuildResult | None) -> None:
+        try:
+            self.evaluate_shapes(entry, gpu, build)
+        finally:
+            self.reporter.advance("evaluate", entry.id)
+
+    def evaluate_shapes(self, entry: Entry, gpu: int | None, build: build_stage.BuildResult | None) -> None:
         shapes = self.pending_shapes(entry)
         if not shapes:
             return
@@ -254,43 +259,68 @@ class Run:
                 self.record(entry, shape, "timeout", f"evaluation killed after the {limit:.0f} s time limit", "evaluate", **extra)
             else:
                 self.record(entry, shape, "crashed", outcome.crash_reason, "evaluate", **extra)
-        self.reporter.advance("evaluate", entry.id)
 
-    def evaluate(self, baselines: list[Entry], candidates: list[Entry], builds: dict) -> None:
+    def build_and_evaluate(self, baselines: list[Entry], candidates: list[Entry], overlap: bool) -> None:
+        """Builds feed a queue that one thread per GPU drains; with `overlap`, evaluation starts as soon as
+        the first build is done instead of after the last."""
         todo = [e for e in baselines + candidates if self.pending_shapes(e)]
-        self.reporter.phase("evaluate", len(todo))
-        self.near_constant = False
-        eager = [e for e in todo if e.id == EAGER]
-        gpus = self.options.gpus if self.env.device == "cuda" else [None]
-        for entry in eager:   # first and alone: the problem itself is checked here
-            self.evaluate_entry(entry, gpus[0], None)
-        if self.near_constant:
-            raise ProblemError(f"{self.problem.path}: reference: expected an output that depends on the inputs "
-                               "(near-constant across seeds, so a constant output could pass)")
+        by_id = {e.id: e for e in candidates}
+        builds: dict[str, build_stage.BuildResult] = {}
         work: queue.Queue[Entry] = queue.Queue()
-        # torch.compile can take minutes to build: it goes last so it never delays a candidate
-        for entry in sorted((e for e in todo if e.id != EAGER), key=lambda e: e.baseline == "compile"):
-            work.put(entry)
+        builds_done, stop = threading.Event(), threading.Event()
+        self.near_constant = False
 
-        stop = threading.Event()
+        def on_built(result: build_stage.BuildResult) -> None:
+            builds[result.candidate] = result
+            work.put(by_id[result.candidate])
+
+        def build_everything() -> None:
+            try:
+                self.build(candidates, on_built, stop)
+            finally:
+                builds_done.set()
+
+        builder = threading.Thread(target=build_everything, daemon=True)
+        builder.start()
+        self.reporter.phase("evaluate", len(todo))
+        gpus = self.options.gpus if self.env.device == "cuda" else [None]
 
         def drain(gpu: int | None) -> None:
             while not stop.is_set():
                 try:
-                    entry = work.get_nowait()
+                    entry = work.get(timeout=0.2)
                 except queue.Empty:
-                    return
+                    if builds_done.is_set() and work.empty():
+                        return
+                    continue
                 self.evaluate_entry(entry, gpu, builds.get(entry.id))
 
-        threads = [threading.Thread(target=drain, args=(gpu,), daemon=True) for gpu in gpus]
-        for thread in threads:
-            thread.start()
-        try:
+        def wait(threads: list[threading.Thread]) -> None:
             for thread in threads:
                 while thread.is_alive():
                     thread.join(timeout=0.5)   # short joins keep Ctrl-C responsive
-        except KeyboardInterrupt:
-            stop.set()            # no new work; the workers the threads are waiting on die now
+
+        try:
+            if not overlap:
+                wait([builder])            # CPU runs: compiling beside a timed call would disturb it
+            for entry in todo:             # first and alone: the problem itself is checked here
+                if entry.id == EAGER:
+                    self.evaluate_entry(entry, gpus[0], None)
+            if self.near_constant:
+                raise ProblemError(f"{self.problem.path}: reference: expected an output that depends on the inputs "
+                                   "(near-constant across seeds, so a constant output could pass)")
+            rest = [e for e in todo if e.kind == "baseline" and e.id != EAGER]
+            for entry in (e for e in rest if e.baseline != "compile"):
+                work.put(entry)
+            threads = [threading.Thread(target=drain, args=(gpu,), daemon=True) for gpu in gpus]
+            for thread in threads:
+                thread.start()
+            wait([builder])
+            for entry in (e for e in rest if e.baseline == "compile"):
+                work.put(entry)            # torch.compile can take minutes: it never delays a candidate
+            wait(threads)
+        except BaseException:
+            stop.set()                     # no new builds or evaluations; running workers die now
             kill_all_workers()
             raise
 
@@ -312,14 +342,16 @@ def run(options: RunOptions, reporter: Reporter | None = None) -> RunSummary:
     state.save_env()
     state.reused = len([k for k in state.done if k[2:5] == (state.problem.sha256, state.env.key, state.config_sha)
                         and k[5] in options.shapes])
-    state.arch = ""
+    build_settings = options.config.get("build")
+    state.arch = build_stage.arch_list(build_settings["cuda_arch_list"], state.env, build_settings["fallback_arch"])
     baselines = state.baselines()
     candidates = state.check(options.candidates)
-    builds = state.build(candidates)
     if options.build_only:
+        state.build(candidates)
         return RunSummary([], options.shapes, state.output_dir, state.reused, state.evaluated,
                           time.perf_counter() - started)
-    state.evaluate(baselines, candidates, builds)
+    overlap = options.config.get("build.overlap_evaluation")
+    state.build_and_evaluate(baselines, candidates, overlap == "always" or (overlap == "auto" and state.env.device == "cuda"))
     order = [e.id for e in baselines] + [c.id for c in options.candidates]
     rows = state.finish(order)
     return RunSummary(rows, options.shapes, state.output_dir, state.reused, state.evaluated,
