@@ -40,6 +40,7 @@ CPU_CONFIG = """\
 build:
   cache_dir: {cache}
   time_limit_s: 90
+  overlap_evaluation: always   # crashes and hangs evaluated while other candidates still compile
 evaluate:
   time_limit_s: 30
 timing:
