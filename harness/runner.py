@@ -1,9 +1,9 @@
 """Runner: a problem, candidates and a config in; records appended and leaderboards written out.
 
 Order of work: environment probe (child process), static check (in process: parsing only),
-parallel builds (worker processes), then evaluation, one worker process per candidate: the eager
+parallel builds (worker processes), and evaluation, one worker process per candidate: the eager
 reference first (it also proves the problem is not near-constant), then the other baselines and
-the candidates, spread over the selected GPUs. Finished records from an earlier run with the same
+the candidates as their builds finish (or after all builds, on CPU runs), spread over the GPUs. Finished records from an earlier run with the same
 candidate, problem, environment and config are reused, so an interrupted run resumes.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Callable, Protocol
 
 from harness import build as build_stage
 from harness.config import Config
-from harness.discovery import Candidate, discover
+from harness.discovery import Candidate
 from harness.env import REPO_ROOT, EnvInfo
 from harness.leaderboard import EAGER, Row, build_rows, write_leaderboard
 from harness.problem import Problem, ProblemError, select_shapes
@@ -242,11 +242,10 @@ class Run:
                 continue
             seen.add(shape)
             timing = line.get("timing") or {}
-            record = self.record(entry, shape, line["status"], line.get("reason", ""), line.get("stage", ""),
-                                 check=line.get("check", ""), max_abs_err=line.get("max_abs_err"),
-                                 max_rel_err=line.get("max_rel_err"), trials=line.get("trials"),
-                                 time_us=line.get("time_us"), host_us=timing.get("host_median_us"),
-                                 timing=timing, **extra)
+            self.record(entry, shape, line["status"], line.get("reason", ""), line.get("stage", ""),
+                        check=line.get("check", ""), max_abs_err=line.get("max_abs_err"),
+                        max_rel_err=line.get("max_rel_err"), trials=line.get("trials"),
+                        time_us=line.get("time_us"), host_us=timing.get("host_median_us"), timing=timing, **extra)
             if line.get("near_constant"):
                 self.near_constant = True
             if line["status"] in ("compile_error", "load_error") and build is not None and build.cached:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import math
 import os
 import signal
 import sys

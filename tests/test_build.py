@@ -1,5 +1,4 @@
 """Build stage: toolkit detection, cache keys, and a real CUDA compile where nvcc is present."""
-import os
 from dataclasses import replace
 from pathlib import Path
 

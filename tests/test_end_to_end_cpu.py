@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from tests.conftest import FIXTURES, REPO, harness_cli
+from tests.conftest import FIXTURES, harness_cli
 
 pytestmark = pytest.mark.slow
 

@@ -20,12 +20,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import math
 import multiprocessing as mp
 import os
 import random
 import statistics
-import sys
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor

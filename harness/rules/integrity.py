@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from harness.rules import ERROR, WARNING, CandidateSource, Finding, SourceString, finding, rule
+from harness.rules import WARNING, CandidateSource, Finding, SourceString, finding, rule
 from harness.rules.sources import (CleanSource, _assignments, clean_cpp, python_line_of, source_arguments,
                                    unresolved_parts)
 
