@@ -82,9 +82,10 @@ def build_rows(records: list[Record], order: list[str], shapes: list[str]) -> li
             r = per_shape.get(shape)
             if r is None:
                 continue
-            entry = {"status": r.status, "time_us": r.time_us, "host_us": r.host_us, "max_abs_err": r.max_abs_err,
-                     "timing_method": r.timing.get("method") if r.timing else None, "speedup": None,
-                     "speedup_vs_best_baseline": None}
+            timing = r.timing or {}
+            entry = {"status": r.status, "time_us": r.time_us, "iqr_us": timing.get("iqr_us"), "n": timing.get("n"),
+                     "host_us": r.host_us, "max_abs_err": r.max_abs_err, "timing_method": timing.get("method"),
+                     "speedup": None, "speedup_vs_best_baseline": None}
             if r.status == "ok" and r.time_us:
                 ref = eager.get(shape)
                 if ref and ref.status == "ok" and ref.time_us:
@@ -163,6 +164,7 @@ def to_frame(rows: list[Row], shapes: list[str]) -> pd.DataFrame:
             entry = row.shapes.get(shape, {})
             item[f"{shape}_status"] = entry.get("status")
             item[f"{shape}_time_us"] = entry.get("time_us")
+            item[f"{shape}_iqr_us"] = entry.get("iqr_us")
             item[f"{shape}_host_us"] = entry.get("host_us")
             item[f"{shape}_speedup"] = entry.get("speedup")
             item[f"{shape}_speedup_vs_best_baseline"] = entry.get("speedup_vs_best_baseline")
