@@ -117,11 +117,26 @@ def build_one(candidate: Candidate, uses_cuda: bool, env: EnvInfo, arch: str, ca
         if not outcome.lines:
             return BuildResult(candidate.id, "crashed", outcome.crash_reason, outcome.seconds, False, directory, log_path)
         line = outcome.lines[-1]
+        if line["status"] == "compile_error":
+            line["reason"] = first_compiler_error(log_path) or line["reason"]
         if line["status"] == "ok":
             write_atomic(marker, json.dumps({"candidate": str(candidate.path), "sha256": candidate.sha256,
                                              "compile_s": line["compile_s"], "built_at": now_utc(),
                                              "libraries": library_digests(directory)}))
         return BuildResult(candidate.id, line["status"], line["reason"], line["compile_s"], False, directory, log_path)
+
+
+
+def first_compiler_error(log_path: Path) -> str:
+    """The compiler's first error line from a build log (the verbose build prints it there)."""
+    try:
+        lines = log_path.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    for text in lines:
+        if ": error" in text or "error:" in text or text.startswith("error"):
+            return text.strip()[:240]
+    return ""
 
 
 def library_digests(directory: Path) -> dict[str, str]:

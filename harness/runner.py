@@ -132,13 +132,12 @@ class Run:
         return [s for s in self.options.shapes if self.key(entry, s) not in self.done]
 
     def save_env(self) -> None:
-        """env.json is this run's environment; envs.jsonl keeps every environment records refer to."""
+        """env.json is this run's environment; envs.jsonl and configs.jsonl keep every environment and
+        config that records refer to, so tables can be rebuilt from the results folder alone."""
         write_atomic(self.output_dir / "env.json", json.dumps(self.env.to_json(), indent=2) + "\n")
-        envs = self.output_dir / "envs.jsonl"
-        known = envs.read_text() if envs.exists() else ""
-        if f'"key": "{self.env.key}"' not in known:
-            with open(envs, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps(self.env.to_json()) + "\n")
+        append_once(self.output_dir / "envs.jsonl", self.env.to_json())
+        append_once(self.output_dir / "configs.jsonl", {"key": self.config_sha, "path": str(self.config.path),
+                                                        "config": self.config.data})
 
     def load_previous(self) -> None:
         if self.options.fresh:
@@ -333,6 +332,24 @@ class Run:
         return rows
 
 
+def append_once(path: Path, entry: dict) -> None:
+    """Append `entry` (which has a "key") to a JSON-lines file unless an entry with that key is there."""
+    known = path.read_text() if path.exists() else ""
+    if f'"key": "{entry["key"]}"' not in known:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(entry) + "\n")
+
+
+def read_keyed(path: Path, key: str) -> dict:
+    if path.exists():
+        for line in path.read_text().splitlines():
+            data = json.loads(line)
+            if data.get("key") == key:
+                return data
+    return {}
+
+
 def run(options: RunOptions, reporter: Reporter | None = None) -> RunSummary:
     reporter = reporter or SilentReporter()
     started = time.perf_counter()
@@ -374,13 +391,11 @@ def report(problem: Problem, results_dir: Path) -> RunSummary:
     names = list(dict.fromkeys(r.candidate for r in current.values()))
     order = [n for n, _ in BASELINES if n in names] + sorted(n for n in names if not n.startswith("ref:"))
     rows = build_rows(list(current.values()), order, shapes)
-    envs = output_dir / "envs.jsonl"
-    env = {"key": latest.env_key}
-    if envs.exists():
-        for line in envs.read_text().splitlines():
-            data = json.loads(line)
-            if data.get("key") == latest.env_key:
-                env = data
-    write_leaderboard(output_dir, problem.name, env, rows, shapes, {"problem_sha256": latest.problem_sha256,
-                                                                    "run_id": latest.run_id, "regenerated": True})
+    env = read_keyed(output_dir / "envs.jsonl", latest.env_key) or {"key": latest.env_key}
+    meta = {"problem_sha256": latest.problem_sha256, "run_id": latest.run_id, "regenerated": True}
+    config = read_keyed(output_dir / "configs.jsonl", latest.config_sha256)
+    if config:
+        meta.update(timing_method=config["config"]["timing"]["method"], timing=config["config"]["timing"],
+                    config=config["path"])
+    write_leaderboard(output_dir, problem.name, env, rows, shapes, meta)
     return RunSummary(rows, shapes, output_dir, len(current), 0, time.perf_counter() - started)
