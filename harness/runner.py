@@ -265,20 +265,14 @@ class Run:
         by_id = {e.id: e for e in candidates}
         builds: dict[str, build_stage.BuildResult] = {}
         work: queue.Queue[Entry] = queue.Queue()
-        builds_done, stop = threading.Event(), threading.Event()
+        all_queued, stop = threading.Event(), threading.Event()
         self.near_constant = False
 
         def on_built(result: build_stage.BuildResult) -> None:
             builds[result.candidate] = result
             work.put(by_id[result.candidate])
 
-        def build_everything() -> None:
-            try:
-                self.build(candidates, on_built, stop)
-            finally:
-                builds_done.set()
-
-        builder = threading.Thread(target=build_everything, daemon=True)
+        builder = threading.Thread(target=self.build, args=(candidates, on_built, stop), daemon=True)
         builder.start()
         self.reporter.phase("evaluate", len(todo))
         gpus = self.options.gpus if self.env.device == "cuda" else [None]
@@ -288,7 +282,7 @@ class Run:
                 try:
                     entry = work.get(timeout=0.2)
                 except queue.Empty:
-                    if builds_done.is_set() and work.empty():
+                    if all_queued.is_set() and work.empty():
                         return
                     continue
                 self.evaluate_entry(entry, gpu, builds.get(entry.id))
@@ -316,6 +310,7 @@ class Run:
             wait([builder])
             for entry in (e for e in rest if e.baseline == "compile"):
                 work.put(entry)            # torch.compile can take minutes: it never delays a candidate
+            all_queued.set()
             wait(threads)
         except BaseException:
             stop.set()                     # no new builds or evaluations; running workers die now
