@@ -127,16 +127,20 @@ def build_one(candidate: Candidate, uses_cuda: bool, env: EnvInfo, arch: str, ca
 
 
 
+def first_error_line(text: str) -> str:
+    """The first line of compiler output that reports an error, or ""."""
+    for line in text.splitlines():
+        if ": error" in line or "error:" in line or line.startswith("error"):
+            return line.strip()[:240]
+    return ""
+
+
 def first_compiler_error(log_path: Path) -> str:
-    """The compiler's first error line from a build log (the verbose build prints it there)."""
+    """The compiler's first error in a build log (the verbose build prints its output there)."""
     try:
-        lines = log_path.read_text(errors="replace").splitlines()
+        return first_error_line(log_path.read_text(errors="replace"))
     except OSError:
         return ""
-    for text in lines:
-        if ": error" in text or "error:" in text or text.startswith("error"):
-            return text.strip()[:240]
-    return ""
 
 
 def library_digests(directory: Path) -> dict[str, str]:

@@ -38,14 +38,6 @@ def first_line(exc: BaseException, limit: int = 240) -> str:
     return (lines[0] if lines else type(exc).__name__)[:limit]
 
 
-def compile_error_line(exc: BaseException) -> str:
-    """The first compiler error in a load_inline failure, else the exception's first line."""
-    for line in str(exc).splitlines():
-        if " error" in line or line.startswith("error") or "error:" in line:
-            return line.strip()[:240]
-    return first_line(exc)
-
-
 def is_build_failure(exc: BaseException) -> bool:
     return "Error building extension" in str(exc) or type(exc).__name__ == "CalledProcessError"
 
@@ -82,7 +74,9 @@ def run_build(job: dict, emit: Emitter) -> None:
     except BaseException as exc:  # a candidate may raise anything, SystemExit included
         traceback.print_exc()
         status = "compile_error" if is_build_failure(exc) else "load_error"
-        reason = compile_error_line(exc) if status == "compile_error" else first_line(exc)
+        from harness.build import first_error_line
+
+        reason = (first_error_line(str(exc)) if status == "compile_error" else "") or first_line(exc)
         emit({"stage": "build", "status": status, "reason": reason, "compile_s": time.perf_counter() - started})
         return
     seconds = time.perf_counter() - started
