@@ -1,4 +1,4 @@
-"""Verification: a candidate's outputs and the float64 gold in, a `VerifyResult` out.
+"""Verification: a candidate's outputs and the float64 gold in, a pass, a wrong answer or an integrity catch out.
 
 Inputs come from the problem's declared distributions and a per-run secret seed the candidate
 never sees. Dynamic integrity checks live here too; each failure names its check ID (D1xx).
@@ -42,14 +42,6 @@ class WrongAnswer(Exception):
 class Trial:
     case: str
     seed: int
-
-
-@dataclass(frozen=True)
-class VerifyResult:
-    trials: int
-    max_abs_err: float
-    max_rel_err: float          # max |out - gold| / (|gold| + atol), the tolerance's own scale
-    worst_case: str
 
 
 def derive_seed(secret_seed: int, *parts: object) -> int:
