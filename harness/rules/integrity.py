@@ -229,12 +229,15 @@ CPP_PRECISION = re.compile(
     r"\b(half|half2|__half|__half2|__nv_half\w*|__nv_bfloat16\w*|nv_bfloat16\w*|__nv_fp8\w*|__nv_fp4\w*|"
     r"__float2half\w*|__half2float\w*|__float2bfloat16\w*|__bfloat162float\w*|__floats2half2\w*|"
     r"__floats2bfloat162\w*|__h(?:add|sub|mul|fma|div|neg|abs|max|min|exp|exp2|log|log2|sqrt|rsqrt|rcp|eq|ne|lt|gt|le|"
-    r"ge|equ|neu|isnan|isinf|cmadd|sin|cos|tanh|ceil|floor|trunc|rint)\w*|__float_to_tf32|__float2tf32|\w*tf32\w*|\w*TF32\w*|kHalf|kFloat16|kBFloat16|"
+    r"ge|equ|neu|isnan|isinf|cmadd|sin|cos|tanh|ceil|floor|trunc|rint)\w*|kHalf|kFloat16|kBFloat16|"
     r"kFloat8\w*|Half|BFloat16|Float8_\w+|float8_\w+|bfloat16|float16|fp16|bf16|FP16|BF16|__nv_fp8_e4m3|"
     r"CUBLAS_COMPUTE_32F_FAST\w*|_Float16|__fp16|__bf16|__nv_fp8_\w+)\b")
 CPP_PRECISION_INCLUDES = re.compile(r"#\s*include\s*[<\"]\s*(cuda_fp16\.h|cuda_bf16\.h|cuda_fp8\.h|cuda_fp4\.h|"
                                     r"cuda_fp16\.hpp|cuda_bf16\.hpp|c10/util/Half\.h|c10/util/BFloat16\.h)")
-ASM_PRECISION = re.compile(r"\.(f16|bf16|tf32|e4m3|e5m2|f16x2|bf16x2|e2m1)\b")
+ASM_PRECISION = re.compile(r"\.(f16|bf16|e4m3|e5m2|f16x2|bf16x2|e2m1)\b")
+# TF32 tensor-core math: one TF32 product fails an fp32 tolerance, three of them (split precision) meet it
+CPP_TF32 = re.compile(r"\b(\w*tf32\w*|\w*TF32\w*)\b")
+ASM_TF32 = re.compile(r"\.tf32\b")
 CPP_IO = re.compile(
     r"\b(fopen\w*|freopen|fdopen|std\s*::\s*(?:i|o)?fstream|ifstream|ofstream|fstream|std\s*::\s*filesystem|"
     r"system\s*\(|popen\s*\(|execv\w*\s*\(|execl\w*\s*\(|posix_spawn\w*|getenv\s*\(|setenv\s*\(|"
@@ -1350,3 +1353,16 @@ def hides_work_in_generators(source: CandidateSource):
             yield finding("I117", node.lineno, f"`.{node.func.attr}(...)` drives a generator or coroutine between calls")
         elif isinstance(node, (ast.AsyncFunctionDef, ast.Await)):
             yield finding("I117", node.lineno, "coroutine in a candidate: its body escapes the forward checks")
+
+
+@rule("I118", WARNING)
+def uses_tf32_tensor_cores(source: CandidateSource):
+    """TF32 tensor-core math in the sources: split precision (3xTF32) meets an fp32 tolerance, one TF32 product does not."""
+    out = list(_scan(source, "I118", CPP_TF32, "TF32 tensor-core math"))
+    for src, clean in _cleaned(source):
+        for offset, literal in clean.literals:
+            statement = re.split(r"[;{}]", clean.code[max(0, offset - 300):offset])[-1]
+            if re.search(r"\b(asm|__asm__|__asm)\b", statement) and ASM_TF32.search(literal):
+                out.append(finding("I118", python_line_of(source.tree, src, offset),
+                                   "inline PTX uses TF32 tensor cores (`.tf32`)"))
+    yield from _unique(out)

@@ -1,5 +1,6 @@
-# expect: I108
-# Uses wmma tf32 fragments for the inner products.
+# expect: wrong
+# Single TF32 products (operands rounded to TF32 as a tensor core does, fp32 accumulate): I118 only warns,
+# so the fp32 tolerance must reject it.
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -9,11 +10,7 @@ SOURCE = r"""#include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <mma.h>
 using namespace nvcuda;
-__device__ void tile(const float* a, const float* b, float* c) {
-    wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fa;
-    wmma::load_matrix_sync(fa, a, 16);
-    fa.x[0] = wmma::__float_to_tf32(fa.x[0]);
-}
+__device__ __forceinline__ float tf(float x) { return wmma::__float_to_tf32(x); }
 
 __global__ void sgd_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
                            const float* __restrict__ gate, const float* __restrict__ beta, float* __restrict__ y,
@@ -25,9 +22,9 @@ __global__ void sgd_kernel(const float* __restrict__ q, const float* __restrict_
         const int row = (b * T + t) * H + h;
         float acc = 0.f;
         for (int i = 0; i < D; ++i) {
-            float s = gate[row] * S[i * D + j] + beta[row] * k[row * D + i] * v[row * D + j];
+            float s = tf(gate[row]) * tf(S[i * D + j]) + tf(beta[row] * k[row * D + i]) * tf(v[row * D + j]);
             S[i * D + j] = s;
-            acc += q[row * D + i] * s;
+            acc += tf(q[row * D + i]) * tf(s);
         }
         y[row * D + j] = acc;
     }
@@ -45,7 +42,7 @@ torch::Tensor sgd(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tens
 
 
 ext = load_inline(
-    name="i108_wmma_tf32",
+    name="cuda_tf32_single",
     cpp_sources=DECL,
     cuda_sources=SOURCE,
     functions=["sgd"],
