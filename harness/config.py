@@ -33,6 +33,9 @@ class Config:
         return dict(self.data["timing"])
 
 
+L2_FLUSH_MODES = ("read", "write", "off")
+
+
 def _merge(path: Path, base: dict, override: dict, prefix: str = "") -> dict:
     merged = dict(base)
     for key, value in override.items():
@@ -89,4 +92,7 @@ def load_config(path: str | Path | None = None) -> Config:
                            f"got {data['build']['overlap_evaluation']!r}")
     if data["timing"]["method"] not in TIMING_METHODS:
         raise ProblemError(f"{source}: timing.method: expected one of {list(TIMING_METHODS)}, got {data['timing']['method']!r}")
+    if data["timing"]["l2_flush"] not in L2_FLUSH_MODES:
+        raise ProblemError(f"{source}: timing.l2_flush: expected one of {list(L2_FLUSH_MODES)}, "
+                           f"got {data['timing']['l2_flush']!r}")
     return Config(source, data)

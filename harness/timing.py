@@ -138,11 +138,24 @@ def sm_clock_mhz(gpu: int | None) -> tuple[int, int]:
 
 def l2_flush_buffer(device: torch.device) -> torch.Tensor:
     l2 = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0)) or 64 * 2**20
-    return torch.empty(2 * l2, dtype=torch.int8, device=device)
+    return torch.zeros(2 * l2 // 4, dtype=torch.float32, device=device)
+
+
+def l2_flusher(device: torch.device, setting) -> Callable[[], object] | None:
+    """Evict the L2 between calls. `read` streams a buffer of twice the L2 size through it and leaves clean
+    lines; `write` zeroes it and leaves dirty lines, which the next call's misses must write back first."""
+    mode = {True: "read", False: "off"}.get(setting, setting)   # settings recorded before the modes existed
+    if mode == "off":
+        return None
+    buffer = l2_flush_buffer(device)
+    if mode == "write":
+        return buffer.zero_
+    sink = torch.empty((), dtype=torch.float32, device=device)
+    return lambda: torch.sum(buffer, out=sink)
 
 
 def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare) -> list[float]:
-    flush = l2_flush_buffer(torch.device("cuda")) if settings["l2_flush"] else None
+    flush = l2_flusher(torch.device("cuda"), settings["l2_flush"])
     cycles = _spin_cycles(settings["spin_us"])
     samples: list[float] = []
     started = time.perf_counter()
@@ -152,7 +165,7 @@ def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Pre
         for index, (start, end) in enumerate(events):
             prepare(len(samples) + index)
             if flush is not None:
-                flush.zero_()
+                flush()
             if cycles:
                 torch.cuda._sleep(cycles)
             start.record()
@@ -186,7 +199,7 @@ def capture_graph(call: Callable[[int], object], calls: int) -> tuple[torch.cuda
 
 
 def time_cuda_graph(graph: torch.cuda.CUDAGraph, calls: int, settings: dict) -> list[float]:
-    flush = l2_flush_buffer(torch.device("cuda")) if settings["l2_flush"] else None
+    flush = l2_flusher(torch.device("cuda"), settings["l2_flush"])
     samples: list[float] = []
     started = time.perf_counter()
     graph.replay()
@@ -194,7 +207,7 @@ def time_cuda_graph(graph: torch.cuda.CUDAGraph, calls: int, settings: dict) -> 
     while not _enough(samples, started, settings):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         if flush is not None:
-            flush.zero_()
+            flush()
         start.record()
         graph.replay()
         end.record()

@@ -339,6 +339,13 @@ def run_evaluate(job: dict, emit: Emitter) -> None:
     shapes = [evaluation.problem.shapes[name] for name in shapes_wanted]
     baseline = job.get("baseline")
     method = job["timing"]["method"]
+    if job.get("warm_only"):   # fill torch.compile's on-disk caches; the timed worker comes later
+        for shape in shapes:
+            shape_started = time.perf_counter()
+            fn, reason = baseline_callable(evaluation, baseline, shape, job)
+            emit({"stage": "warm", "shape": shape.name, "status": "ok" if fn is not None else "skipped",
+                  "reason": reason, "compile_s": time.perf_counter() - shape_started})
+        return
     model = None
     if not baseline:
         try:
