@@ -147,11 +147,14 @@ def l2_flusher(device: torch.device, setting) -> Callable[[], object] | None:
     mode = {True: "read", False: "off"}.get(setting, setting)   # settings recorded before the modes existed
     if mode == "off":
         return None
-    buffer = l2_flush_buffer(device)
+    return flush_with(l2_flush_buffer(device), mode)
+
+
+def flush_with(buffer: torch.Tensor, mode: str) -> Callable[[], object]:
     if mode == "write":
         return buffer.zero_
-    sink = torch.empty((), dtype=torch.float32, device=device)
-    return lambda: torch.sum(buffer, out=sink)
+    sink = torch.empty((), dtype=buffer.dtype, device=buffer.device)
+    return lambda: torch.sum(buffer, dim=0, out=sink)
 
 
 def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare) -> list[float]:

@@ -1,0 +1,31 @@
+"""Timing helpers that run without a GPU: statistics, stopping rule, L2 flush callables."""
+import pytest
+import torch
+
+from harness import timing
+
+
+@pytest.mark.parametrize("mode", ["read", "write"])
+def test_flush_runs_and_leaves_the_buffer_as_it_was(mode):
+    buffer = torch.zeros(4096)
+    flush = timing.flush_with(buffer, mode)
+    flush()
+    flush()
+    assert torch.count_nonzero(buffer) == 0
+
+
+def test_summary_statistics():
+    result = timing.summarize("events", [4.0, 1.0, 3.0, 2.0, 5.0], host_median_us=9.0)
+    assert (result.median_us, result.min_us, result.n) == (3.0, 1.0, 5)
+    assert result.iqr_us == pytest.approx(3.0)
+    assert 0 < result.rse < 1
+
+
+def test_stops_once_the_standard_error_is_small():
+    settings = {"max_iters": 1000, "min_iters": 5, "budget_s": 60.0, "target_rse": 0.005}
+    import time
+    started = time.perf_counter()
+    assert not timing._enough([1.0, 2.0, 3.0], started, settings)          # under min_iters
+    assert not timing._enough([1.0, 2.0, 1.0, 2.0, 1.0, 2.0], started, settings)   # spread too wide
+    assert timing._enough([1.0] * 10, started, settings)                    # no spread at all
+    assert timing._enough([1.0, 2.0] * 500, started, settings)              # max_iters
