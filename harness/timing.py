@@ -36,6 +36,7 @@ class TimingResult:
     n: int
     host_median_us: float       # wall clock per call, synchronized
     samples_us: list[float] = field(repr=False)
+    overhead_us: float = 0.0    # events: the median empty event pair, subtracted from every sample
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -43,14 +44,14 @@ class TimingResult:
         return data
 
 
-def summarize(method: str, samples_us: Sequence[float], host_median_us: float) -> TimingResult:
+def summarize(method: str, samples_us: Sequence[float], host_median_us: float, overhead_us: float = 0.0) -> TimingResult:
     ordered = sorted(samples_us)
     n = len(ordered)
     quartiles = statistics.quantiles(ordered, n=4) if n >= 2 else [ordered[0]] * 3
     mean = statistics.fmean(ordered)
     rse = statistics.stdev(ordered) / mean / math.sqrt(n) if n >= 2 and mean > 0 else float("inf")
     return TimingResult(method, statistics.median(ordered), quartiles[2] - quartiles[0], ordered[0], mean,
-                        rse, n, host_median_us, list(samples_us))
+                        rse, n, host_median_us, list(samples_us), overhead_us)
 
 
 def _enough(samples: list[float], started: float, settings: dict) -> bool:
@@ -157,27 +158,50 @@ def flush_with(buffer: torch.Tensor, mode: str) -> Callable[[], object]:
     return lambda: torch.sum(buffer, dim=0, out=sink)
 
 
-def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare) -> list[float]:
+@dataclass
+class EventSamples:
+    raw_us: list[float]      # event pair around each call
+    empty_us: list[float]    # an empty event pair just before each call: the timer's own cost
+
+    @property
+    def overhead_us(self) -> float:
+        return statistics.median(self.empty_us) if self.empty_us else 0.0
+
+    def device_us(self, subtract_overhead: bool) -> list[float]:
+        """Per-call device time; with `subtract_overhead`, less the median empty pair (never below 0)."""
+        if not subtract_overhead:
+            return list(self.raw_us)
+        overhead = self.overhead_us
+        return [max(0.0, sample - overhead) for sample in self.raw_us]
+
+
+def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare) -> EventSamples:
+    """Per call: load inputs, flush the L2, spin (so the host has queued what follows before the GPU reaches
+    it), an empty event pair, then the event pair around the call. The empty pair measures what recording
+    two events costs on the GPU by itself (about 3 us on an H200), which every call's pair includes too."""
     flush = l2_flusher(torch.device("cuda"), settings["l2_flush"])
     cycles = _spin_cycles(settings["spin_us"])
-    samples: list[float] = []
+    result = EventSamples([], [])
     started = time.perf_counter()
     batch = 10
-    while not _enough(samples, started, settings):
-        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(batch)]
-        for index, (start, end) in enumerate(events):
-            prepare(len(samples) + index)
+    while not _enough(result.raw_us, started, settings):
+        events = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(batch)]
+        for index, (empty_start, empty_end, start, end) in enumerate(events):
+            prepare(len(result.raw_us) + index)
             if flush is not None:
                 flush()
             if cycles:
                 torch.cuda._sleep(cycles)
+            empty_start.record()
+            empty_end.record()
             start.record()
-            call(len(samples) + index)
+            call(len(result.raw_us) + index)
             end.record()
         torch.cuda.synchronize()
-        samples.extend(start.elapsed_time(end) * 1e3 for start, end in events)
+        result.empty_us.extend(a.elapsed_time(b) * 1e3 for a, b, _, _ in events)
+        result.raw_us.extend(start.elapsed_time(end) * 1e3 for _, _, start, end in events)
         batch = min(100, batch * 2)
-    return samples
+    return result
 
 
 def capture_graph(call: Callable[[int], object], calls: int) -> tuple[torch.cuda.CUDAGraph, list]:

@@ -29,3 +29,10 @@ def test_stops_once_the_standard_error_is_small():
     assert not timing._enough([1.0, 2.0, 1.0, 2.0, 1.0, 2.0], started, settings)   # spread too wide
     assert timing._enough([1.0] * 10, started, settings)                    # no spread at all
     assert timing._enough([1.0, 2.0] * 500, started, settings)              # max_iters
+
+
+def test_event_overhead_is_the_median_empty_pair_and_never_drives_a_sample_below_zero():
+    events = timing.EventSamples(raw_us=[5.0, 6.0, 2.0], empty_us=[3.0, 2.5, 9.0])
+    assert events.overhead_us == 3.0
+    assert events.device_us(True) == [2.0, 3.0, 0.0]
+    assert events.device_us(False) == [5.0, 6.0, 2.0]

@@ -30,32 +30,6 @@ from harness.rules import check_text  # noqa: E402
 from harness.spawn import spawn_worker  # noqa: E402
 
 
-def events_in_graph(call, settings: dict, calls: int = 20) -> list[float]:
-    """Per-call event pairs captured in a graph with the flush between calls: the events method without
-    the host submitting each launch (an experiment; not a harness method)."""
-    import torch
-
-    flush = timing.l2_flusher(torch.device("cuda"), settings["l2_flush"])
-    pairs = [(torch.cuda.Event(enable_timing=True, external=True), torch.cuda.Event(enable_timing=True, external=True))
-             for _ in range(calls)]
-    graph = torch.cuda.CUDAGraph()
-    call(0)
-    torch.cuda.synchronize()
-    with torch.cuda.graph(graph):
-        for start, end in pairs:
-            if flush is not None:
-                flush()
-            start.record()
-            call(0)
-            end.record()
-    samples: list[float] = []
-    for _ in range(50):
-        graph.replay()
-        torch.cuda.synchronize()
-        samples.extend(start.elapsed_time(end) * 1e3 for start, end in pairs)
-    return samples
-
-
 def trivial_floors(settings: dict) -> dict:
     import torch
 
@@ -71,16 +45,11 @@ def trivial_floors(settings: dict) -> dict:
         end.record()
         torch.cuda.synchronize()
         naive.append(start.elapsed_time(end) * 1e3)
-    rows = {"naive_events": naive, "events": timing.time_cuda_events(call, settings)}
-    for flush in ("read", "write", "off"):
-        for spin in (10, 40, 100):
-            rows[f"events flush={flush} spin={spin}"] = timing.time_cuda_events(
-                call, dict(settings, l2_flush=flush, spin_us=spin))
-    rows["empty event pair"] = timing.time_cuda_events(lambda i: None, settings)
-    try:
-        rows["events in a graph"] = events_in_graph(call, settings)
-    except Exception as exc:   # an experiment: report and go on
-        print(f"events in a graph: {exc}")
+    events = timing.time_cuda_events(call, settings)
+    rows = {"naive_events": naive, "events (less the empty pair)": events.device_us(True),
+            "events, raw pair": events.raw_us, "empty event pair": events.empty_us}
+    for flush in ("write", "off"):
+        rows[f"events flush={flush}"] = timing.time_cuda_events(call, dict(settings, l2_flush=flush)).device_us(True)
     graph, _ = timing.capture_graph(call, int(settings["graph_calls"]))
     rows["graph"] = timing.time_cuda_graph(graph, int(settings["graph_calls"]), settings)
     rows["host"] = timing.time_host(call, 200, sync)
@@ -104,12 +73,13 @@ def repeated_runs(candidate_path: str, problem_path: str, shapes: list[str], run
                "timing": dict(config.timing, method=method, **timing_overrides), "secret_seed": secrets.randbits(62), "baseline": None,
                "gpu": 0, "candidate": {"id": candidate.id, "path": str(candidate.path), "sha256": candidate.sha256}}
         outcome = spawn_worker(job, build_stage.worker_environment(built.build_dir, env, arch, uses_cuda), 900,
-                               built.build_dir / f"timer-bench-{method}-{run}.log")
+                               built.build_dir / f"timer-bench-{method}-{run}-{len(timing_overrides)}.log")
         return {line["shape"]: line for line in outcome.lines}
 
     per_run = [evaluate(run, config.get("timing.method")) for run in range(runs)]
     graph_run = evaluate(0, "graph")
-    flush_runs = {mode: evaluate(0, "events", l2_flush=mode) for mode in ("write", "off")}
+    variants = {"raw pair": evaluate(0, "events", subtract_event_overhead=False),
+                **{f"flush={mode}": evaluate(0, "events", l2_flush=mode) for mode in ("write", "off")}}
     summary = {}
     for shape in shapes:
         medians = [r.get(shape, {}).get("time_us") for r in per_run]
@@ -119,8 +89,7 @@ def repeated_runs(candidate_path: str, problem_path: str, shapes: list[str], run
         summary[shape] = {"medians_us": medians, "statuses": statuses, "spread": spread,
                           "host_us": [r.get(shape, {}).get("timing", {}).get("host_median_us") for r in per_run],
                           "graph_us": graph_run.get(shape, {}).get("time_us"),
-                          "events_by_flush_us": {"read": per_run[0].get(shape, {}).get("time_us"),
-                                                 **{m: r.get(shape, {}).get("time_us") for m, r in flush_runs.items()}}}
+                          "events_variants_us": {name: r.get(shape, {}).get("time_us") for name, r in variants.items()}}
     return {"candidate": candidate.id, "sha256": candidate.sha256, "shapes": summary}
 
 
@@ -150,8 +119,8 @@ def main() -> int:
         spread = f"{100 * row['spread']:.2f}%" if row["spread"] is not None else "—"
         graph = f"{row['graph_us']:.2f}" if row["graph_us"] else "—"
         print(f"  {shape:<7} medians {medians} us   spread {spread}   graph {graph} us   statuses {row['statuses']}")
-        flushes = "  ".join(f"{m}={t:.2f}" if t else f"{m}=—" for m, t in row["events_by_flush_us"].items())
-        print(f"          events by L2 flush mode: {flushes} us")
+        others = "  ".join(f"{m} {t:.2f}" if t else f"{m} —" for m, t in row["events_variants_us"].items())
+        print(f"          events variants: {others} us")
     return 0
 
 

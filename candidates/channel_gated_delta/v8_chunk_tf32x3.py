@@ -199,7 +199,10 @@ gd_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const flo
       const int half = item & 1;
       const int mtA = tau < 2 ? 0 : 1;
       const int ns = tau < 2 ? tau : tau - 2;
-      float acc[4] = {0.f, 0.f, 0.f, 0.f};
+      // Four independent accumulator chains (hi*hi and the small terms, even and odd k steps): this phase
+      // is latency-bound (one item per warp), not throughput-bound.
+      float aH[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+      float aL[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
 #pragma unroll
       for (int kk = 0; kk < DP / 16; ++kk) {
         const int i = half * (DP / 2) + 8 * kk + 2 * tig;
@@ -213,8 +216,13 @@ gd_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const flo
         split(qb.y, ah[3], al[3]);
         split(kb.x, bh0, bl0);
         split(kb.y, bh1, bl1);
-        mma3(acc, ah, al, bh0, bh1, bl0, bl1);
+        mma8(aL[kk & 1], al, bh0, bh1);
+        mma8(aL[kk & 1], ah, bl0, bl1);
+        mma8(aH[kk & 1], ah, bh0, bh1);
       }
+      float acc[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[e] = (aL[0][e] + aL[1][e]) + (aH[0][e] + aH[1][e]);
       float* amh = am + half * C * CS;
       const int t = 16 * mtA + gid;
       const int s = 8 * ns + 2 * tig;
