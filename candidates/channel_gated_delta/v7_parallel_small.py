@@ -1,14 +1,16 @@
 # v7: parallel (attention-like) form for short sequences, one launch of short parallel work;
 # v6's sequential chunked recurrence (copied unchanged) for long ones.
-# Status: compile-checked, CPU-emulated (float32 numpy, see NOTES.md), NOT yet run on a GPU.
+# Status: compile-checked (sm_90, 0 spills), CPU-emulated (float32 numpy + a thread-by-thread
+# transcription of the kernel, see NOTES.md), NOT yet run on a GPU.
 #
 # Short T (T <= 256 and the head's k/v/gates fit in shared memory, e.g. the seed shape):
 #   y_t[j] = sum_{s<=t} (q_t . k_s) D_j(t,s) v_s[j],   D_j(t,s) = prod_{r=s+1..t} g_r[j].
 # One block per (b, h, tile of RT = 4/8/16 query rows starting at t0), so the seed shape runs as
 # 256 blocks of ~1 us of parallel work instead of 128 dependent steps.  The decays are never ratios
-# of prefix products: for s <= t0, D(t,s) = F(t) E(s) with E(s) = prod_{r=s+1..t0} g_r (a segmented
-# suffix-product scan over s per column j, folded into v_s[j]) and F(t) = prod_{r=t0+1..t} g_r; for t0 < s <= t the decay is built by
-# walking s backwards multiplying gates.  Products of positive factors <= 1 only lose value to
+# of prefix products: for s <= t0, D_j(t,s) = F_j(t) E_j(s) with E_j(s) = prod_{r=s+1..t0} g_r[j]
+# (a segmented suffix-product scan over s per column j, folded into v_s[j]) and F_j(t) =
+# prod_{r=t0+1..t} g_r[j]; for t0 < s <= t the decay is built by walking s backwards multiplying
+# gates.  Products of positive factors <= 1 only lose value to
 # underflow when the true value is below ~1e-38, so tiny gates give correct (tiny) answers.
 # Long T (medium/large shapes): v6's kernel, see v6_chunk_regs_pipe.py.  All arithmetic is fp32 FMA.
 import torch
@@ -388,7 +390,7 @@ void launch(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor&
 // s < t0+nr, segment products of the suffix scan | scan carries, E(s) folded into v (channel) or
 // into c_s (scalar) | partial sums over s<=t0 split KS ways | reduce, in-tile part, store.
 template <bool CH, int RT, int NT>
-__global__ void __launch_bounds__(NT)
+__global__ void __launch_bounds__(NT, 2)
 par_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
            const float* __restrict__ gate, const float* __restrict__ beta, float* __restrict__ y,
            int T, int H, int D, int DS, int ntile, bool vec) {
@@ -564,26 +566,32 @@ par_kernel(const float* __restrict__ q, const float* __restrict__ k, const float
   }
 }
 
-inline int par_ds(int D) {
-  int ds = (D + 3) & ~3;
-  if (((ds >> 2) & 1) == 0) ds += 4;  // odd number of float4s per row: conflict-free LDS.128
-  return ds;
+// Shared-memory row stride: D rounded up to 4, plus 4 more when that makes an odd number of float4s
+// per row (conflict-free LDS.128 in the dots), unless only the unpadded layout fits in 48 KB (no
+// cudaFuncSetAttribute call then; e.g. the channel seed shape).
+inline size_t par_smem_floats(bool ch, int nt, int T, int D, int RT, int ds) {
+  return (size_t)RT * ds + 2 * (size_t)T * ds + (size_t)T * RT + (ch ? (size_t)T * ds : 3 * (size_t)T) + nt +
+         (size_t)(nt / D) * RT * D;
 }
 
-template <bool CH, int NT>
-inline size_t par_smem_bytes(int T, int D, int RT) {
-  const size_t ds = par_ds(D);
-  const size_t n = RT * ds + 2 * (size_t)T * ds + (size_t)T * RT + (CH ? (size_t)T * ds : 3 * (size_t)T) + NT +
-                   (size_t)(NT / D) * RT * D;
-  return n * sizeof(float);
+inline int par_ds(bool ch, int nt, int T, int D, int RT) {
+  const int d4 = (D + 3) & ~3;
+  if (((d4 >> 2) & 1) == 1) return d4;
+  const size_t lim = 48 * 1024 / sizeof(float);
+  if (par_smem_floats(ch, nt, T, D, RT, d4 + 4) > lim && par_smem_floats(ch, nt, T, D, RT, d4) <= lim) return d4;
+  return d4 + 4;
+}
+
+inline size_t par_smem_bytes(bool ch, int nt, int T, int D, int RT) {
+  return par_smem_floats(ch, nt, T, D, RT, par_ds(ch, nt, T, D, RT)) * sizeof(float);
 }
 
 template <bool CH, int RT, int NT>
 void par_launch(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& gate,
                 const float* beta, torch::Tensor& y, int B, int T, int H, int D) {
-  const int ds = par_ds(D);
+  const int ds = par_ds(CH, NT, T, D, RT);
   const int ntile = (T + RT - 1) / RT;
-  const size_t smem = par_smem_bytes<CH, NT>(T, D, RT);
+  const size_t smem = par_smem_bytes(CH, NT, T, D, RT);
   uintptr_t al = reinterpret_cast<uintptr_t>(q.data_ptr<float>()) | reinterpret_cast<uintptr_t>(k.data_ptr<float>()) |
                  reinterpret_cast<uintptr_t>(v.data_ptr<float>());
   if (CH) al |= reinterpret_cast<uintptr_t>(gate.data_ptr<float>());
@@ -610,7 +618,7 @@ bool par_dispatch(const torch::Tensor& q, const torch::Tensor& k, const torch::T
   const long long bhc = (long long)B * H;
   int rt = 16;
   while (rt > 4 && bhc * ((T + rt - 1) / rt) < 264) rt >>= 1;
-  if (par_smem_bytes<CH, kParNT>(T, D, rt) > kParMaxSmem) return false;
+  if (par_smem_bytes(CH, kParNT, T, D, rt) > kParMaxSmem) return false;
   if (rt == 16) par_launch<CH, 16, kParNT>(q, k, v, gate, beta, y, B, T, H, D);
   else if (rt == 8) par_launch<CH, 8, kParNT>(q, k, v, gate, beta, y, B, T, H, D);
   else par_launch<CH, 4, kParNT>(q, k, v, gate, beta, y, B, T, H, D);
