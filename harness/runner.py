@@ -110,6 +110,8 @@ class Run:
         self.secret_seed = secrets.randbits(62)
         self.done: dict[tuple, Record] = {}
         self.lock = threading.Lock()
+        self.held: list[Record] | None = None   # records waiting on the reference check (several GPUs)
+        self.refused = False                     # the reference check failed: nothing more is written
         self.evaluated = 0
         self.reused = 0
 
@@ -120,10 +122,21 @@ class Run:
                         status=status, reason=reason, stage=stage, env_key=self.env.key,
                         config_sha256=self.config_sha, device=self.env.device, recorded_at=now_utc(), **extra)
         with self.lock:
-            append_record(self.records_path, record)
+            if self.refused:
+                return record
+            if self.held is not None and entry.id != EAGER:
+                self.held.append(record)   # until the reference is known to depend on its inputs
+            else:
+                append_record(self.records_path, record)
             self.done[record.resume_key] = record
             self.evaluated += 1
         return record
+
+    def release_held(self) -> None:
+        with self.lock:
+            for record in [] if self.refused else self.held or []:
+                append_record(self.records_path, record)
+            self.held = None
 
     def key(self, entry: Entry, shape: str) -> tuple:
         return (entry.id, entry.sha256, self.problem.sha256, self.env.key, self.config_sha, shape)
@@ -246,24 +259,28 @@ class Run:
                     self.record(entry, shape, "skipped", reason, "build", **extra)
                 return
         job, env_overrides, log_path, limit = self.evaluate_job(entry, shapes, gpu, build)
-        outcome = spawn_worker(job, env_overrides, limit, log_path)
         seen = set()
-        for line in outcome.lines:
+
+        def take(line: dict) -> None:
+            """Record one finished shape while the worker goes on with the next."""
             shape = line.get("shape")
             if shape not in shapes or shape in seen:
-                continue
+                return
             seen.add(shape)
             timing = line.get("timing") or {}
+            line_extra = dict(extra)
             if entry.baseline == "compile" and shape in self.compile_warm_s:
-                extra = {"compile_s": self.compile_warm_s[shape]}
+                line_extra["compile_s"] = self.compile_warm_s[shape]
             self.record(entry, shape, line["status"], line.get("reason", ""), line.get("stage", ""),
                         check=line.get("check", ""), max_abs_err=line.get("max_abs_err"),
                         max_rel_err=line.get("max_rel_err"), trials=line.get("trials"),
-                        time_us=line.get("time_us"), host_us=timing.get("host_median_us"), timing=timing, **extra)
+                        time_us=line.get("time_us"), host_us=timing.get("host_median_us"), timing=timing, **line_extra)
             if line.get("near_constant"):
                 self.near_constant = True
             if line["status"] in ("compile_error", "load_error") and build is not None and build.cached:
                 build_stage.forget_build(build)   # a cached build that no longer loads: rebuild next time
+
+        outcome = spawn_worker(job, env_overrides, limit, log_path, on_line=take)
         missing = [s for s in shapes if s not in seen]
         for shape in missing:
             if outcome.timed_out and entry.baseline == "compile":
@@ -311,22 +328,33 @@ class Run:
         try:
             if not overlap:
                 wait([builder])            # CPU runs: compiling beside a timed call would disturb it
-            for entry in todo:             # first and alone: the problem itself is checked here
-                if entry.id == EAGER:
-                    self.evaluate_entry(entry, gpus[0], None)
-            if self.near_constant:
-                raise ProblemError(f"{self.problem.path}: reference: expected an output that depends on the inputs "
-                                   "(near-constant across seeds, so a constant output could pass)")
+            eager = [e for e in todo if e.id == EAGER]
             rest = [e for e in todo if e.kind == "baseline" and e.id != EAGER]
-            for entry in (e for e in rest if e.baseline != "compile"):
-                work.put(entry)
-            threads = [threading.Thread(target=drain, args=(gpu,), daemon=True) for gpu in gpus]
-            for thread in threads:
-                thread.start()
             warmers = [threading.Thread(target=self.warm_compile, args=(entry, gpus[0]), daemon=True)
                        for entry in rest if entry.baseline == "compile" and self.env.device == "cuda"]
             for thread in warmers:
+                thread.start()             # host work from the start: the timed worker comes last
+            for entry in (e for e in rest if e.baseline != "compile"):
+                work.put(entry)
+            # The eager reference also checks the problem itself. With one GPU it runs first and alone;
+            # with more it runs on the first GPU beside the others, whose records are held back until it passes.
+            first_gpu_busy = threading.Thread(target=lambda: [self.evaluate_entry(e, gpus[0], None) for e in eager],
+                                              daemon=True)
+            self.held = [] if eager and len(gpus) > 1 else None
+            first_gpu_busy.start()
+            threads = [] if len(gpus) == 1 else [threading.Thread(target=drain, args=(gpu,), daemon=True)
+                                                 for gpu in gpus[1:]]
+            for thread in threads:
                 thread.start()
+            wait([first_gpu_busy])
+            if self.near_constant:
+                with self.lock:
+                    self.refused = True
+                raise ProblemError(f"{self.problem.path}: reference: expected an output that depends on the inputs "
+                                   "(near-constant across seeds, so a constant output could pass)")
+            self.release_held()
+            threads.append(threading.Thread(target=drain, args=(gpus[0],), daemon=True))
+            threads[-1].start()
             wait([builder, *warmers])
             for entry in (e for e in rest if e.baseline == "compile"):
                 work.put(entry)            # torch.compile can take minutes: it never delays a candidate
@@ -335,6 +363,7 @@ class Run:
         except BaseException:
             stop.set()                     # no new builds or evaluations; running workers die now
             kill_all_workers()
+            self.release_held()            # an interrupted run keeps what finished (a refused problem held none)
             raise
 
     def finish(self, order: list[str]) -> list[Row]:

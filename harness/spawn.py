@@ -14,6 +14,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
 from pathlib import Path
 
 from harness.env import REPO_ROOT
@@ -99,7 +100,34 @@ def kill_all_workers() -> int:
     return len(live)
 
 
-def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log_path: Path) -> WorkerOutcome:
+class LineReader:
+    """The complete JSON lines a worker has written so far, each returned once."""
+
+    def __init__(self, path: Path):
+        self.path, self.offset, self.broken = path, 0, False
+
+    def new_lines(self) -> list[dict]:
+        if self.broken:
+            return []
+        with open(self.path, "rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read()
+        complete = data[:data.rfind(b"\n") + 1]
+        self.offset += len(complete)
+        lines = []
+        for raw in complete.decode("utf-8", errors="replace").splitlines():
+            try:
+                lines.append(json.loads(raw))
+            except json.JSONDecodeError:
+                self.broken = True    # a line cut short by a crash: everything before it stands
+                break
+        return lines
+
+
+def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log_path: Path,
+                 on_line: Callable[[dict], None] | None = None) -> WorkerOutcome:
+    """Run one worker to its end (or its time limit). `on_line` sees each result line as soon as the worker
+    has written it, so the caller can record a finished shape while the next one runs."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="harness-worker-") as scratch:
         results_path = Path(scratch) / "results.jsonl"
@@ -116,13 +144,24 @@ def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log
             with _LIVE_LOCK:
                 _LIVE.add(process)
             timed_out = False
+            reader, lines = LineReader(results_path), []
+
+            def collect() -> None:
+                for line in reader.new_lines():
+                    lines.append(line)
+                    if on_line is not None:
+                        on_line(line)
+
             try:
                 process.stdin.write(json.dumps(job).encode())
                 process.stdin.close()
-                process.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                _kill_tree(process)
+                while process.poll() is None:
+                    if time.perf_counter() - started > timeout_s:
+                        timed_out = True
+                        _kill_tree(process)
+                        break
+                    collect()
+                    time.sleep(0.05)
             except BaseException:   # Ctrl-C: take the worker down with us
                 _kill_tree(process)
                 raise
@@ -132,10 +171,5 @@ def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log
                 with _LIVE_LOCK:
                     _LIVE.discard(process)
         seconds = time.perf_counter() - started
-        lines = []
-        for raw in results_path.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                lines.append(json.loads(raw))
-            except json.JSONDecodeError:
-                break    # a line cut short by a crash: everything before it stands
+        collect()
     return WorkerOutcome(lines, process.returncode, timed_out, seconds, log_path)

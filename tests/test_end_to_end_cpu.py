@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from tests.conftest import FIXTURES, harness_cli
+from tests.conftest import FIXTURES, REPO, harness_cli
 
 pytestmark = pytest.mark.slow
 
@@ -79,3 +79,22 @@ def test_report_rebuilds_the_same_leaderboard_from_records(cpu_run):
     done = harness_cli("report", "problems/scalar_gated_delta.yaml", "--results", str(folder.parent))
     assert done.returncode == 0, done.stderr
     assert json.loads((folder / "leaderboard.json").read_text())["rows"] == before
+
+
+def test_problem_with_a_constant_reference_is_refused(tmp_path, cache_config):
+    """A reference whose output ignores its inputs would let an all-zeros candidate pass: the run stops."""
+    (tmp_path / "flat.py").write_text(
+        "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+        "    def forward(self, q, k, v, gate, beta):\n        return torch.zeros_like(q)\n")
+    spec = (REPO / "problems" / "scalar_gated_delta.yaml").read_text()
+    (tmp_path / "flat.yaml").write_text(spec.replace("name: scalar_gated_delta", "name: flat")
+                                        .replace("reference: scalar_gated_delta.py", "reference: flat.py"))
+    results = tmp_path / "results"
+    done = harness_cli("run", str(tmp_path / "flat.yaml"), "--device", "cpu", "--results", str(results),
+                       "--config", str(cache_config), "--candidates", str(FIXTURES / "cpu_scalar.py"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "near-constant" in done.stderr and "Traceback" not in done.stderr
+    records = results / "flat" / "records.jsonl"
+    kept = {json.loads(line)["candidate"] for line in records.read_text().splitlines()} if records.exists() else set()
+    assert kept <= {"ref:eager"}, kept
+    assert not (results / "flat" / "leaderboard.json").exists()

@@ -13,7 +13,7 @@
 5. CPU candidates: checked at the seed shape and odd shapes on the CPU, timed with perf_counter.
 Full log to stdout (tee it to $OUT/bench.log), JSON to $OUT/results.json, short table last.
 
-usage: PYTHONUNBUFFERED=1 python3 tools/kernel_bench.py [--cpu-only] [--only SUBSTR] [--shapes seed,medium]
+usage: PYTHONUNBUFFERED=1 python3 tools/kernel_bench.py [--cpu-only] [--only SUBSTR[,SUBSTR]] [--shapes seed,medium]
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def ext_dir(problem: str, stem: str) -> str:
 
 def candidate_paths(problem: str, only: str | None) -> list[Path]:
     paths = sorted((ROOT / "candidates" / problem).glob("*.py"))
-    return [p for p in paths if not only or only in p.stem]
+    return [p for p in paths if not only or any(part in p.stem for part in only.split(","))]
 
 
 def is_cpu_candidate(path: Path) -> bool:
