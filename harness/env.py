@@ -78,10 +78,13 @@ def _run(command: list[str]) -> str:
 
 
 def harness_commit() -> str:
-    """The checkout's commit, "-dirty" when harness/ has changes; HARNESS_COMMIT where there is no .git."""
+    """HARNESS_COMMIT when set (a copy of the tree whose .git is missing or stale), else the checkout's
+    commit, "-dirty" when harness/ has changes. `harness_digest` identifies the code either way."""
+    if os.environ.get("HARNESS_COMMIT"):
+        return os.environ["HARNESS_COMMIT"]
     commit = _run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short=12", "HEAD"])
     if not commit:
-        return os.environ.get("HARNESS_COMMIT", "unknown")
+        return "unknown"
     dirty = _run(["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no", "--", "harness"])
     return commit + ("-dirty" if dirty else "")
 

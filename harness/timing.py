@@ -37,6 +37,8 @@ class TimingResult:
     host_median_us: float       # wall clock per call, synchronized
     samples_us: list[float] = field(repr=False)
     overhead_us: float = 0.0    # events: the median empty event pair, subtracted from every sample
+    spin_us: float = 0.0        # events: the spin ahead of each call (lengthened while launches outran it)
+    discarded: int = 0          # events: calls left out because their launch outran the spin
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -44,14 +46,17 @@ class TimingResult:
         return data
 
 
-def summarize(method: str, samples_us: Sequence[float], host_median_us: float, overhead_us: float = 0.0) -> TimingResult:
+def summarize(method: str, samples_us: Sequence[float], host_median_us: float,
+              events: EventSamples | None = None, subtract_overhead: bool = True) -> TimingResult:
     ordered = sorted(samples_us)
     n = len(ordered)
     quartiles = statistics.quantiles(ordered, n=4) if n >= 2 else [ordered[0]] * 3
     mean = statistics.fmean(ordered)
     rse = statistics.stdev(ordered) / mean / math.sqrt(n) if n >= 2 and mean > 0 else float("inf")
     return TimingResult(method, statistics.median(ordered), quartiles[2] - quartiles[0], ordered[0], mean,
-                        rse, n, host_median_us, list(samples_us), overhead_us)
+                        rse, n, host_median_us, list(samples_us),
+                        events.overhead_us if events and subtract_overhead else 0.0,
+                        events.spin_us if events else 0.0, events.discarded if events else 0)
 
 
 def _enough(samples: list[float], started: float, settings: dict) -> bool:
@@ -162,6 +167,8 @@ def flush_with(buffer: torch.Tensor, mode: str) -> Callable[[], object]:
 class EventSamples:
     raw_us: list[float]      # event pair around each call
     empty_us: list[float]    # an empty event pair just before each call: the timer's own cost
+    spin_us: float = 0.0     # the spin finally used
+    discarded: int = 0       # calls whose launch came later than the spin could cover
 
     @property
     def overhead_us(self) -> float:
@@ -175,31 +182,44 @@ class EventSamples:
         return [max(0.0, sample - overhead) for sample in self.raw_us]
 
 
+MAX_SPIN_US = 5000.0
+
+
 def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare) -> EventSamples:
-    """Per call: load inputs, flush the L2, spin (so the host has queued what follows before the GPU reaches
-    it), an empty event pair, then the event pair around the call. The empty pair measures what recording
-    two events costs on the GPU by itself (about 3 us on an H200), which every call's pair includes too."""
+    """Per call: load inputs, flush the L2, spin, an empty event pair, then the event pair around the call.
+    The spin holds the GPU until the host has queued the pairs and the call, so no host latency is timed;
+    a call whose queuing took longer than the spin is discarded and the spin lengthened. The empty pair
+    measures what recording two events costs the GPU by itself (about 3 us on an H200)."""
     flush = l2_flusher(torch.device("cuda"), settings["l2_flush"])
-    cycles = _spin_cycles(settings["spin_us"])
-    result = EventSamples([], [])
+    result = EventSamples([], [], float(settings["spin_us"]))
     started = time.perf_counter()
     batch = 10
     while not _enough(result.raw_us, started, settings):
+        cycles = _spin_cycles(result.spin_us)
         events = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(batch)]
+        queued_us = []
         for index, (empty_start, empty_end, start, end) in enumerate(events):
             prepare(len(result.raw_us) + index)
             if flush is not None:
                 flush()
             if cycles:
                 torch.cuda._sleep(cycles)
+            spin_queued = time.perf_counter()
             empty_start.record()
             empty_end.record()
             start.record()
             call(len(result.raw_us) + index)
             end.record()
+            queued_us.append((time.perf_counter() - spin_queued) * 1e6)
         torch.cuda.synchronize()
-        result.empty_us.extend(a.elapsed_time(b) * 1e3 for a, b, _, _ in events)
-        result.raw_us.extend(start.elapsed_time(end) * 1e3 for _, _, start, end in events)
+        for (empty_start, empty_end, start, end), queued in zip(events, queued_us):
+            if cycles and queued >= result.spin_us < MAX_SPIN_US:   # the GPU may have waited for this launch
+                result.discarded += 1
+                continue
+            result.empty_us.append(empty_start.elapsed_time(empty_end) * 1e3)
+            result.raw_us.append(start.elapsed_time(end) * 1e3)
+        if cycles and max(queued_us) >= result.spin_us:
+            result.spin_us = min(MAX_SPIN_US, 1.5 * max(queued_us))
         batch = min(100, batch * 2)
     return result
 

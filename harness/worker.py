@@ -225,7 +225,7 @@ class Evaluation:
             host = timing.time_host(call, int(settings["host_iters"]), self.synchronize, settings["budget_s"] / 2,
                                     prepare)
             host_median = sorted(host)[len(host) // 2]
-            overhead = 0.0
+            events = None
             if method == "graph":
                 calls = int(settings["graph_calls"])
                 if host_median > 1000:   # a long eager call: one per graph keeps capture small
@@ -251,9 +251,8 @@ class Evaluation:
                 outputs.clear()
                 events = timing.time_cuda_events(call, settings, prepare)
                 samples = events.device_us(settings["subtract_event_overhead"])
-                overhead = events.overhead_us if settings["subtract_event_overhead"] else 0.0
                 self.check_timing_outputs(sets, outputs, "D103")
-            result = timing.summarize(method, samples, host_median, overhead)
+            result = timing.summarize(method, samples, host_median, events, settings["subtract_event_overhead"])
             clock_end = timing.sm_clock_mhz(self.job.get("gpu"))
             clocks = {"sm_clock_start_mhz": clock_start[0], "sm_clock_end_mhz": clock_end[0],
                       "sm_clock_max_mhz": clock_end[1]}
