@@ -77,6 +77,9 @@ def build_rows(records: list[Record], order: list[str], shapes: list[str]) -> li
                   first.compile_s)
         if worst is not None:
             row.reason = f"{worst.shape}: {worst.reason}" if len(present) > 1 and status != "rejected" else worst.reason
+        skipped = [r for r in present if r.status == "skipped"]
+        if status == "ok" and skipped:   # a baseline that stands where it ran says why it did not elsewhere
+            row.reason = f"{', '.join(r.shape for r in skipped)} skipped: {skipped[0].reason}"
         speedups, vs_best, errors = [], [], []
         for shape in shapes:
             r = per_shape.get(shape)

@@ -39,3 +39,14 @@ def test_terminal_table_prints_reasons_verbatim():
     buffer = io.StringIO()
     print_table(Console(file=buffer, width=400), "p", RunSummary(rows, ["a"], None, 0, 0, 0.0))
     assert "[/q] expected 3-d q [enforce fail at x.cpp:1]" in buffer.getvalue()
+
+
+def test_baseline_skipped_at_some_shapes_stands_and_says_why():
+    why = "torch.compile baseline runs only at shapes ['a']"
+    records = [record("ref:eager", s, "ok", 100.0, kind="baseline") for s in "abc"] + [
+        record("ref:compile", "a", "ok", 50.0, kind="baseline"),
+        record("ref:compile", "b", "skipped", kind="baseline", reason=why),
+        record("ref:compile", "c", "skipped", kind="baseline", reason=why)]
+    row = {r.candidate: r for r in build_rows(records, ["ref:eager", "ref:compile"], list("abc"))}["ref:compile"]
+    assert row.status == "ok" and row.shapes["a"]["speedup"] == 2
+    assert row.reason == f"b, c skipped: {why}"
