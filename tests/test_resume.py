@@ -238,3 +238,25 @@ def test_ctrl_c_exits_130_and_keeps_finished_records(interrupted):
 def test_ctrl_c_takes_the_running_worker_down(interrupted):
     assert interrupted.returncode == 130
     assert not interrupted.leftovers, f"still running after Ctrl-C: {interrupted.leftovers}"
+
+
+def test_two_runs_at_once_share_the_build_cache_and_the_results(tmp_path, cache_config, build_cache):
+    """Two runs on one results folder and one build cache: each candidate built once, every record line whole."""
+    candidates = [FIXTURES / "cpu_scalar.py", FIXTURES / "cpu_zeros.py"]
+    results = tmp_path / "results"
+    runs = [start(run_args(results, cache_config, candidates), tmp_path / f"run{i}.log") for i in range(2)]
+    for run in runs:
+        run.wait(timeout=900)
+    logs = [(tmp_path / f"run{i}.log").read_text() for i in range(2)]
+    assert [run.returncode for run in runs] == [0, 0], logs
+    folder = results / "scalar_gated_delta"
+    records = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]   # no torn line
+    assert len({r["run_id"] for r in records}) in (1, 2)
+    per_run = {}
+    for r in records:
+        per_run.setdefault(r["run_id"], []).append((r["candidate"], r["shape"]))
+    assert all(len(keys) == len(set(keys)) for keys in per_run.values()), "a run recorded a shape twice"
+    rows = {row["candidate"]: row for row in json.loads((folder / "leaderboard.json").read_text())["rows"]}
+    assert rows["cpu_scalar"]["status"] == "ok" and rows["cpu_zeros"]["status"] == "wrong"
+    for stem in ("cpu_scalar", "cpu_zeros"):
+        assert len(list(build_cache.glob(f"{stem}-*"))) == 1, f"{stem} built in more than one place"
