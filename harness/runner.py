@@ -336,7 +336,7 @@ class Run:
                 thread.start()             # host work from the start: the timed worker comes last
             for entry in (e for e in rest if e.baseline != "compile"):
                 work.put(entry)
-            # The eager reference also checks the problem itself. With one GPU it runs first and alone;
+            # The eager reference also checks the problem itself. With one GPU it runs before any candidate;
             # with more it runs on the first GPU beside the others, whose records are held back until it passes.
             first_gpu_busy = threading.Thread(target=lambda: [self.evaluate_entry(e, gpus[0], None) for e in eager],
                                               daemon=True)

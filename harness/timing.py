@@ -213,7 +213,7 @@ def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Pre
             queued_us.append((time.perf_counter() - spin_queued) * 1e6)
         torch.cuda.synchronize()
         for (empty_start, empty_end, start, end), queued in zip(events, queued_us):
-            if cycles and queued >= result.spin_us < MAX_SPIN_US:   # the GPU may have waited for this launch
+            if cycles and result.spin_us < MAX_SPIN_US and queued >= result.spin_us:   # the GPU may have waited
                 result.discarded += 1
                 continue
             result.empty_us.append(empty_start.elapsed_time(empty_end) * 1e3)
