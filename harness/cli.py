@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import logging
+import signal
 import sys
 from pathlib import Path
 
@@ -180,6 +182,8 @@ def make_parser() -> Parser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if hasattr(signal, "SIGUSR1"):   # `kill -USR1 <pid>` prints every thread's stack: a stuck run explains itself
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     console = Console(stderr=False, width=None if sys.stdout.isatty() else 200)
     try:

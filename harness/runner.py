@@ -111,7 +111,8 @@ class Run:
         self.done: dict[tuple, Record] = {}
         self.lock = threading.Lock()
         self.held: list[Record] | None = None   # records waiting on the reference check (several GPUs)
-        self.refused = False                     # the reference check failed: nothing more is written
+        self.refused = False                     # the reference check failed: held records are dropped
+        self.closed = False                      # interrupted or refused: nothing more is written or shown
         self.evaluated = 0
         self.reused = 0
 
@@ -122,7 +123,7 @@ class Run:
                         status=status, reason=reason, stage=stage, env_key=self.env.key,
                         config_sha256=self.config_sha, device=self.env.device, recorded_at=now_utc(), **extra)
         with self.lock:
-            if self.refused:
+            if self.closed:   # a worker killed by the interrupt is unfinished, not crashed
                 return record
             if self.held is not None and entry.id != EAGER:
                 self.held.append(record)   # until the reference is known to depend on its inputs
@@ -207,7 +208,8 @@ class Run:
         try:
             self.evaluate_shapes(entry, gpu, build)
         finally:
-            self.reporter.advance("evaluate", entry.id)
+            if not self.closed:   # the reporter is being torn down by the interrupted main thread
+                self.reporter.advance("evaluate", entry.id)
 
     def evaluate_job(self, entry: Entry, shapes: list[str], gpu: int | None,
                      build: build_stage.BuildResult | None) -> tuple[dict, dict, Path, float]:
@@ -361,9 +363,11 @@ class Run:
             all_queued.set()
             wait(threads)
         except BaseException:
-            stop.set()                     # no new builds or evaluations; running workers die now
-            kill_all_workers()
+            stop.set()                     # no new builds or evaluations
             self.release_held()            # an interrupted run keeps what finished (a refused problem held none)
+            with self.lock:
+                self.closed = True
+            kill_all_workers()             # running workers die now, and are not recorded
             raise
 
     def finish(self, order: list[str]) -> list[Row]:

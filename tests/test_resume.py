@@ -215,6 +215,8 @@ def interrupted(tmp_path_factory, cache_config, build_cache) -> Interrupted:
         process.wait(timeout=60)
     finally:
         if process.poll() is None:
+            os.kill(process.pid, signal.SIGUSR1)   # the CLI prints its threads' stacks to run.log
+            time.sleep(1.0)
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     time.sleep(0.5)
