@@ -185,15 +185,29 @@ class EventSamples:
 MAX_SPIN_US = 5000.0
 
 
+def spin_check(queued_us: list[float], spin_us: float) -> tuple[list[bool], float]:
+    """Which calls of a batch to keep, and the spin for the next batch. A call whose queuing took longer
+    than the spin may have left the GPU waiting between the start event and its first kernel: it is
+    dropped and the spin lengthened. At the longest spin every call is kept: one that still takes longer
+    to queue is host-bound by itself (the eager reference at a large shape), and that is its own time."""
+    if spin_us >= MAX_SPIN_US:
+        return [True] * len(queued_us), spin_us
+    keep = [queued < spin_us for queued in queued_us]
+    if all(keep):
+        return keep, spin_us
+    return keep, min(MAX_SPIN_US, 1.5 * max(queued_us))
+
+
 def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare) -> EventSamples:
     """Per call: load inputs, flush the L2, spin, an empty event pair, then the event pair around the call.
-    The spin holds the GPU until the host has queued the pairs and the call, so no host latency is timed;
-    a call whose queuing took longer than the spin is discarded and the spin lengthened. The empty pair
-    measures what recording two events costs the GPU by itself (about 3 us on an H200)."""
+    The spin holds the GPU until the host has queued the pairs and the call, so no host latency is timed
+    (see `spin_check`). The empty pair measures what recording two events costs the GPU by itself (about
+    3 us on an H200). Batches start at one call, so a slow call costs little while the spin adapts."""
     flush = l2_flusher(torch.device("cuda"), settings["l2_flush"])
-    result = EventSamples([], [], float(settings["spin_us"]))
+    spin = float(settings["spin_us"])
+    result = EventSamples([], [], spin)
     started = time.perf_counter()
-    batch = 10
+    batch = 1
     while not _enough(result.raw_us, started, settings):
         cycles = _spin_cycles(result.spin_us)
         events = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(batch)]
@@ -212,15 +226,18 @@ def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Pre
             end.record()
             queued_us.append((time.perf_counter() - spin_queued) * 1e6)
         torch.cuda.synchronize()
-        for (empty_start, empty_end, start, end), queued in zip(events, queued_us):
-            if cycles and result.spin_us < MAX_SPIN_US and queued >= result.spin_us:   # the GPU may have waited
+        keep, next_spin = spin_check(queued_us, result.spin_us) if cycles else ([True] * batch, result.spin_us)
+        for (empty_start, empty_end, start, end), kept in zip(events, keep):
+            if not kept:
                 result.discarded += 1
                 continue
             result.empty_us.append(empty_start.elapsed_time(empty_end) * 1e3)
             result.raw_us.append(start.elapsed_time(end) * 1e3)
-        if cycles and max(queued_us) >= result.spin_us:
-            result.spin_us = min(MAX_SPIN_US, 1.5 * max(queued_us))
+        result.spin_us = next_spin
         batch = min(100, batch * 2)
+    if not result.raw_us:
+        raise RuntimeError(f"events: no call could be timed within {4 * settings['budget_s']:.1f} s "
+                           f"({result.discarded} outran the spin)")
     return result
 
 

@@ -36,3 +36,16 @@ def test_event_overhead_is_the_median_empty_pair_and_never_drives_a_sample_below
     assert events.overhead_us == 3.0
     assert events.device_us(True) == [2.0, 3.0, 0.0]
     assert events.device_us(False) == [5.0, 6.0, 2.0]
+
+
+def test_spin_check_drops_calls_that_outran_the_spin_and_lengthens_it():
+    keep, spin = timing.spin_check([10.0, 50.0, 20.0], 40.0)
+    assert keep == [True, False, True] and spin == 75.0
+    assert timing.spin_check([10.0, 20.0], 40.0) == ([True, True], 40.0)
+
+
+def test_spin_check_keeps_host_bound_calls_once_the_spin_is_longest():
+    # the eager reference at a large shape takes ~300 ms to queue: no spin covers it, and none should try
+    keep, spin = timing.spin_check([300_000.0], 40.0)
+    assert keep == [False] and spin == timing.MAX_SPIN_US
+    assert timing.spin_check([300_000.0, 280_000.0], spin) == ([True, True], timing.MAX_SPIN_US)
