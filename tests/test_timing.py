@@ -1,4 +1,6 @@
 """Timing helpers that run without a GPU: statistics, stopping rule, L2 flush callables."""
+import time
+
 import pytest
 import torch
 
@@ -49,3 +51,39 @@ def test_spin_check_keeps_host_bound_calls_once_the_spin_is_longest():
     keep, spin = timing.spin_check([300_000.0], 40.0)
     assert keep == [False] and spin == timing.MAX_SPIN_US
     assert timing.spin_check([300_000.0, 280_000.0], spin) == ([True, True], timing.MAX_SPIN_US)
+
+
+class FakeEvent:
+    """A CUDA event stand-in: `record` takes the host clock, so host-side queuing shows as elapsed time."""
+
+    def __init__(self, enable_timing=False):
+        self.at = None
+
+    def record(self):
+        self.at = time.perf_counter()
+
+    def elapsed_time(self, end):
+        return (end.at - self.at) * 1e3
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    monkeypatch.setattr(timing.torch.cuda, "Event", FakeEvent)
+    monkeypatch.setattr(timing.torch.cuda, "_sleep", lambda cycles: None)
+    monkeypatch.setattr(timing.torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setattr(timing, "l2_flusher", lambda device, setting: None)
+
+
+SETTINGS = {"l2_flush": "off", "spin_us": 40, "max_iters": 200, "min_iters": 5, "budget_s": 0.3, "target_rse": 0.005}
+
+
+def test_events_loop_keeps_quick_calls(fake_cuda):
+    result = timing.time_cuda_events(lambda i: None, SETTINGS)
+    assert len(result.raw_us) >= 5 and result.discarded == 0 and result.spin_us == 40
+
+
+def test_events_loop_times_a_host_bound_call_instead_of_discarding_it_all(fake_cuda):
+    # 150 ms to queue, longer than the longest spin: ten such calls would outlast 4 x budget_s by themselves
+    result = timing.time_cuda_events(lambda i: time.sleep(0.15), SETTINGS)
+    assert result.spin_us == timing.MAX_SPIN_US and result.discarded == 1
+    assert len(result.raw_us) >= 5 and min(result.raw_us) >= 150_000
