@@ -78,8 +78,9 @@ def _no_prepare(i: int) -> None:
     pass
 
 
-def _warm_up(call: Callable[[int], object], settings: dict, synchronize: Callable[[], None],
-             prepare: Prepare = _no_prepare) -> None:
+def warm_up(call: Callable[[int], object], settings: dict, synchronize: Callable[[], None],
+            prepare: Prepare = _no_prepare) -> None:
+    """Calls until both `warmup_iters` calls and `warmup_ms` have passed (caches, clocks, lazy loading)."""
     started, count = time.perf_counter(), 0
     while count < settings["warmup_iters"] or (time.perf_counter() - started) * 1e3 < settings["warmup_ms"]:
         prepare(count)
@@ -107,7 +108,7 @@ def time_host(call: Callable[[int], object], iters: int, synchronize: Callable[[
 
 
 def time_cpu(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare) -> TimingResult:
-    _warm_up(call, settings, lambda: None, prepare)
+    warm_up(call, settings, lambda: None, prepare)
     samples: list[float] = []
     started = time.perf_counter()
     while not _enough(samples, started, settings):

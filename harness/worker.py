@@ -220,7 +220,7 @@ class Evaluation:
                 result = timing.time_cpu(call, settings, prepare)
                 self.check_timing_outputs(sets, outputs, "D103")
                 return {"timing": result.to_json(), "time_us": result.median_us}
-            timing._warm_up(call, settings, self.synchronize, prepare)
+            timing.warm_up(call, settings, self.synchronize, prepare)
             clock_start = timing.sm_clock_mhz(self.job.get("gpu"))
             host = timing.time_host(call, int(settings["host_iters"]), self.synchronize, settings["budget_s"] / 2,
                                     prepare)

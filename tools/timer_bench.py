@@ -36,7 +36,7 @@ def trivial_floors(settings: dict) -> dict:
     x = torch.zeros(1, device="cuda")
     call = lambda i: x.add_(1.0)
     sync = torch.cuda.synchronize
-    timing._warm_up(call, settings, sync)
+    timing.warm_up(call, settings, sync)
     naive = []
     for _ in range(200):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
