@@ -4,7 +4,8 @@
    nothing ahead (what a naive harness reports), the harness's `events` method (spin kernel ahead
    of the start event, L2 flush), `graph` replay, and `host` (wall clock, synchronized).
 2. One candidate timed in several separate worker processes (separate runs of the harness's own
-   verify-and-time path), printing each shape's median per run and the spread.
+   verify-and-time path), printing each shape's median per run and the spread, beside its graph time
+   and the events method's variants (raw pair, L2 flush by writing, no flush).
 
     python3 tools/timer_bench.py --candidate candidates/scalar_gated_delta/v5_chunk_regs_occ.py \
         --problem problems/scalar_gated_delta.yaml --shapes seed,medium,large --runs 3 --out timer.json
@@ -73,7 +74,7 @@ def repeated_runs(candidate_path: str, problem_path: str, shapes: list[str], run
                "timing": dict(config.timing, method=method, **timing_overrides), "secret_seed": secrets.randbits(62), "baseline": None,
                "gpu": 0, "candidate": {"id": candidate.id, "path": str(candidate.path), "sha256": candidate.sha256}}
         outcome = spawn_worker(job, build_stage.worker_environment(built.build_dir, env, arch, uses_cuda), 900,
-                               built.build_dir / f"timer-bench-{method}-{run}-{len(timing_overrides)}.log")
+                               built.build_dir / f"timer-bench-{method}-{run}{''.join(f'-{k}={v}' for k, v in timing_overrides.items())}.log")
         return {line["shape"]: line for line in outcome.lines}
 
     per_run = [evaluate(run, config.get("timing.method")) for run in range(runs)]
