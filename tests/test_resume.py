@@ -36,8 +36,11 @@ def run_args(results: Path, config: Path, candidates: list[Path]) -> list[str]:
 def start(args: list[str], log: Path) -> subprocess.Popen:
     """The CLI in a process group of its own, output to a file (a full pipe would block it)."""
     handle = open(log, "w")
+    # As from a terminal: a shell without job control starts background jobs with SIGINT ignored, and
+    # that would pass down to the CLI here (a CI runner launched that way hung in the Ctrl-C test).
     return subprocess.Popen([sys.executable, "-m", "harness", *args], stdout=handle, stderr=subprocess.STDOUT,
-                            cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), start_new_session=True)
+                            cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def read_records(path: Path) -> list[dict]:
