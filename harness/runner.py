@@ -111,7 +111,6 @@ class Run:
         self.done: dict[tuple, Record] = {}
         self.lock = threading.Lock()
         self.held: list[Record] | None = None   # records waiting on the reference check (several GPUs)
-        self.refused = False                     # the reference check failed: held records are dropped
         self.closed = False                      # interrupted or refused: nothing more is written or shown
         self.evaluated = 0
         self.reused = 0
@@ -135,7 +134,7 @@ class Run:
 
     def release_held(self) -> None:
         with self.lock:
-            for record in [] if self.refused else self.held or []:
+            for record in self.held or []:
                 append_record(self.records_path, record)
             self.held = None
 
@@ -350,8 +349,8 @@ class Run:
                 thread.start()
             wait([first_gpu_busy])
             if self.near_constant:
-                with self.lock:
-                    self.refused = True
+                with self.lock:            # a refused problem writes none of the held records
+                    self.held, self.closed = [], True
                 raise ProblemError(f"{self.problem.path}: reference: expected an output that depends on the inputs "
                                    "(near-constant across seeds, so a constant output could pass)")
             self.release_held()

@@ -148,13 +148,10 @@ def l2_flush_buffer(device: torch.device) -> torch.Tensor:
     return torch.zeros(2 * l2 // 4, dtype=torch.float32, device=device)
 
 
-def l2_flusher(device: torch.device, setting) -> Callable[[], object] | None:
+def l2_flusher(device: torch.device, setting: str) -> Callable[[], object] | None:
     """Evict the L2 between calls. `read` streams a buffer of twice the L2 size through it and leaves clean
     lines; `write` zeroes it and leaves dirty lines, which the next call's misses must write back first."""
-    mode = {True: "read", False: "off"}.get(setting, setting)   # settings recorded before the modes existed
-    if mode == "off":
-        return None
-    return flush_with(l2_flush_buffer(device), mode)
+    return None if setting == "off" else flush_with(l2_flush_buffer(device), setting)
 
 
 def flush_with(buffer: torch.Tensor, mode: str) -> Callable[[], object]:
@@ -205,8 +202,7 @@ def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Pre
     (see `spin_check`). The empty pair measures what recording two events costs the GPU by itself (about
     3 us on an H200). Batches start at one call, so a slow call costs little while the spin adapts."""
     flush = l2_flusher(torch.device("cuda"), settings["l2_flush"])
-    spin = float(settings["spin_us"])
-    result = EventSamples([], [], spin)
+    result = EventSamples([], [], float(settings["spin_us"]))
     started = time.perf_counter()
     batch = 1
     while not _enough(result.raw_us, started, settings):

@@ -1146,14 +1146,19 @@ def downgrades_precision(source: CandidateSource):
             out.append(finding("I108", python_line_of(source.tree, src, match.start()),
                                f"reduced-precision type or intrinsic: `{match.group(0)}`"))
     out += _scan(source, "I108", CPP_PRECISION_INCLUDES, "reduced-precision header", view="no_comments", group=1)
+    for line, ptx in _inline_ptx(source):
+        if ASM_PRECISION.search(ptx):
+            out.append(finding("I108", line, f"inline PTX uses a reduced-precision type: `{ASM_PRECISION.search(ptx).group(0)}`"))
+    yield from _unique(out)
+
+
+def _inline_ptx(source: CandidateSource) -> Iterator[tuple[int, str]]:
+    """(Python line, text) of every string literal in the sources that is an `asm(...)` statement's PTX."""
     for src, clean in _cleaned(source):
         for offset, literal in clean.literals:
-            before = clean.code[max(0, offset - 300):offset]
-            statement = re.split(r"[;{}]", before)[-1]
-            if re.search(r"\b(asm|__asm__|__asm)\b", statement) and ASM_PRECISION.search(literal):
-                out.append(finding("I108", python_line_of(source.tree, src, offset),
-                                   f"inline PTX uses a reduced-precision type: `{ASM_PRECISION.search(literal).group(0)}`"))
-    yield from _unique(out)
+            statement = re.split(r"[;{}]", clean.code[max(0, offset - 300):offset])[-1]
+            if re.search(r"\b(asm|__asm__|__asm)\b", statement):
+                yield python_line_of(source.tree, src, offset), literal
 
 
 @rule("I109")
@@ -1359,10 +1364,6 @@ def hides_work_in_generators(source: CandidateSource):
 def uses_tf32_tensor_cores(source: CandidateSource):
     """TF32 tensor-core math in the sources: split precision (3xTF32) meets an fp32 tolerance, one TF32 product does not."""
     out = list(_scan(source, "I118", CPP_TF32, "TF32 tensor-core math"))
-    for src, clean in _cleaned(source):
-        for offset, literal in clean.literals:
-            statement = re.split(r"[;{}]", clean.code[max(0, offset - 300):offset])[-1]
-            if re.search(r"\b(asm|__asm__|__asm)\b", statement) and ASM_TF32.search(literal):
-                out.append(finding("I118", python_line_of(source.tree, src, offset),
-                                   "inline PTX uses TF32 tensor cores (`.tf32`)"))
+    out += [finding("I118", line, "inline PTX uses TF32 tensor cores (`.tf32`)")
+            for line, ptx in _inline_ptx(source) if ASM_TF32.search(ptx)]
     yield from _unique(out)
