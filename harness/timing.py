@@ -5,7 +5,9 @@ Methods (configs/default.yaml, `timing.method`):
   enqueued ahead of the start event so host launch latency stays out of device time, and the L2
   flushed between calls outside the timed region;
 - graph: `graph_calls` calls captured in one CUDA graph and replayed; per-call time is the
-  replay time over the call count;
+  replay time over the call count. With the L2 flush on, the flush is captured before every call
+  and a replay of the flushes alone is subtracted, so both device-time methods meet the same cold
+  cache;
 - host: wall clock around each call closed by a device-wide synchronize (counts every stream
   and the host overhead a user pays). Host time per call is always measured too.
 On CPU every method is the monotonic clock.
@@ -238,8 +240,10 @@ def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Pre
     return result
 
 
-def capture_graph(call: Callable[[int], object], calls: int) -> tuple[torch.cuda.CUDAGraph, list]:
-    """Capture `calls` calls (rotating input sets) in one graph; returns the graph and its outputs."""
+def capture_graph(call: Callable[[int], object], calls: int,
+                  between: Callable[[], object] | None = None) -> tuple[torch.cuda.CUDAGraph, list]:
+    """Capture `calls` calls (rotating input sets) in one graph, each after `between` (the L2 flush) when
+    given; returns the graph and its outputs."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # warm-up on a side stream, as torch.cuda.graphs recommends
@@ -252,6 +256,8 @@ def capture_graph(call: Callable[[int], object], calls: int) -> tuple[torch.cuda
     try:
         with torch.cuda.graph(graph):
             for i in range(calls):
+                if between is not None:
+                    between()
                 outputs.append(call(i))
     except Exception as exc:
         torch.cuda.synchronize()
@@ -259,19 +265,33 @@ def capture_graph(call: Callable[[int], object], calls: int) -> tuple[torch.cuda
     return graph, outputs
 
 
-def time_cuda_graph(graph: torch.cuda.CUDAGraph, calls: int, settings: dict) -> list[float]:
-    flush = l2_flusher(torch.device("cuda"), settings["l2_flush"])
+def capture_flushes(flush: Callable[[], object], calls: int) -> torch.cuda.CUDAGraph:
+    """The flushes of a graph captured with `between=flush`, alone: what to subtract from its replay."""
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            flush()
+    return graph
+
+
+def replay_us(graph: torch.cuda.CUDAGraph) -> float:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    graph.replay()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) * 1e3
+
+
+def time_cuda_graph(graph: torch.cuda.CUDAGraph, calls: int, settings: dict,
+                    flushes: torch.cuda.CUDAGraph | None = None) -> list[float]:
+    """Per-call replay time. A graph that flushes the L2 before each call (so its calls meet a cold cache,
+    as the events method's do) is timed less a replay of its flushes alone, alternating the two."""
     samples: list[float] = []
     started = time.perf_counter()
     graph.replay()
     torch.cuda.synchronize()
     while not _enough(samples, started, settings):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        if flush is not None:
-            flush()
-        start.record()
-        graph.replay()
-        end.record()
-        torch.cuda.synchronize()
-        samples.append(start.elapsed_time(end) * 1e3 / calls)
+        flush_us = replay_us(flushes) if flushes is not None else 0.0
+        samples.append(max(0.0, replay_us(graph) - flush_us) / calls)
     return samples

@@ -87,3 +87,22 @@ def test_events_loop_times_a_host_bound_call_instead_of_discarding_it_all(fake_c
     result = timing.time_cuda_events(lambda i: time.sleep(0.15), SETTINGS)
     assert result.spin_us == timing.MAX_SPIN_US and result.discarded == 1
     assert len(result.raw_us) >= 5 and min(result.raw_us) >= 150_000
+
+
+class FakeGraph:
+    def __init__(self, replay_us: float):
+        self.us = replay_us
+
+    def replay(self) -> None:
+        pass
+
+
+def test_graph_with_flushes_is_timed_less_its_flushes_alone(monkeypatch):
+    monkeypatch.setattr(timing.torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setattr(timing, "replay_us", lambda graph: graph.us)
+    settings = {"max_iters": 50, "min_iters": 5, "budget_s": 5.0, "target_rse": 0.0}
+    calls = 20
+    cold = timing.time_cuda_graph(FakeGraph(calls * (30.0 + 7.0)), calls, settings, FakeGraph(calls * 30.0))
+    assert len(cold) == 50 and cold[0] == pytest.approx(7.0)
+    warm = timing.time_cuda_graph(FakeGraph(calls * 6.0), calls, settings)
+    assert warm[0] == pytest.approx(6.0)

@@ -5,6 +5,7 @@
    of the start event, L2 flush), `graph` replay, and `host` (wall clock, synchronized).
 2. One candidate timed in several separate worker processes (separate runs of the harness's own
    verify-and-time path), printing each shape's median per run and the spread, beside its graph time
+   (the L2 flushed before each call inside the graph, as the events method does; and warm, unflushed)
    and the events method's variants (raw pair, L2 flush by writing, no flush).
 
     python3 tools/timer_bench.py --candidate candidates/scalar_gated_delta/v5_chunk_regs_occ.py \
@@ -51,8 +52,13 @@ def trivial_floors(settings: dict) -> dict:
             "events, raw pair": events.raw_us, "empty event pair": events.empty_us}
     for flush in ("write", "off"):
         rows[f"events flush={flush}"] = timing.time_cuda_events(call, dict(settings, l2_flush=flush)).device_us(True)
-    graph, _ = timing.capture_graph(call, int(settings["graph_calls"]))
-    rows["graph"] = timing.time_cuda_graph(graph, int(settings["graph_calls"]), settings)
+    calls = int(settings["graph_calls"])
+    flush = timing.l2_flusher(torch.device("cuda"), settings["l2_flush"])
+    graph, _ = timing.capture_graph(call, calls, between=flush)
+    flushes = timing.capture_flushes(flush, calls) if flush is not None else None
+    rows[f"graph (flush={settings['l2_flush']})"] = timing.time_cuda_graph(graph, calls, settings, flushes)
+    warm, _ = timing.capture_graph(call, calls)
+    rows["graph, warm L2"] = timing.time_cuda_graph(warm, calls, settings)
     rows["host"] = timing.time_host(call, 200, sync)
     return {name: {"median_us": statistics.median(s), "min_us": min(s), "n": len(s)} for name, s in rows.items()}
 
@@ -79,6 +85,7 @@ def repeated_runs(candidate_path: str, problem_path: str, shapes: list[str], run
 
     per_run = [evaluate(run, config.get("timing.method")) for run in range(runs)]
     graph_run = evaluate(0, "graph")
+    warm_graph_run = evaluate(0, "graph", l2_flush="off")
     variants = {"raw pair": evaluate(0, "events", subtract_event_overhead=False),
                 **{f"flush={mode}": evaluate(0, "events", l2_flush=mode) for mode in ("write", "off")}}
     summary = {}
@@ -90,6 +97,7 @@ def repeated_runs(candidate_path: str, problem_path: str, shapes: list[str], run
         summary[shape] = {"medians_us": medians, "statuses": statuses, "spread": spread,
                           "host_us": [r.get(shape, {}).get("timing", {}).get("host_median_us") for r in per_run],
                           "graph_us": graph_run.get(shape, {}).get("time_us"),
+                          "graph_warm_l2_us": warm_graph_run.get(shape, {}).get("time_us"),
                           "events_variants_us": {name: r.get(shape, {}).get("time_us") for name, r in variants.items()}}
     return {"candidate": candidate.id, "sha256": candidate.sha256, "shapes": summary}
 
@@ -119,7 +127,9 @@ def main() -> int:
         medians = ", ".join(f"{m:.2f}" if m else "—" for m in row["medians_us"])
         spread = f"{100 * row['spread']:.2f}%" if row["spread"] is not None else "—"
         graph = f"{row['graph_us']:.2f}" if row["graph_us"] else "—"
-        print(f"  {shape:<7} medians {medians} us   spread {spread}   graph {graph} us   statuses {row['statuses']}")
+        warm = f"{row['graph_warm_l2_us']:.2f}" if row["graph_warm_l2_us"] else "—"
+        print(f"  {shape:<7} medians {medians} us   spread {spread}   graph {graph} us (warm L2 {warm})   "
+              f"statuses {row['statuses']}")
         others = "  ".join(f"{m} {t:.2f}" if t else f"{m} —" for m, t in row["events_variants_us"].items())
         print(f"          events variants: {others} us")
     return 0
