@@ -129,6 +129,8 @@ def cpu_candidate(cpp_extra: str = "", cpp_head: str = "", load_extra: str = "")
 
 
 # (rule, name, tripping text, passing text)
+BF16_MMA = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0}, {%1}, {%2}, {%0};"
+
 CASES = [
     ("I101", "torch_call", candidate("return torch.matmul(x, x)"), candidate("y = torch.empty_like(x)\nreturn ext.run(x)")),
     ("I101", "tensor_operator", candidate("return ext.run(x) * 2"),
@@ -164,6 +166,13 @@ CASES = [
     ("I108", "python_tf32_flag", candidate(prelude="torch.backends.cuda.matmul.allow_tf32 = True\n"), candidate()),
     ("I118", "tf32_ptx", candidate(cuda_extra='asm volatile("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(f));'),
      candidate(cuda_extra='asm volatile("cvt.rn.f32.f64 %0, %1;" : "=f"(f) : "d"(d));')),
+    ("I108", "bf16_cvt_ptx", candidate(cuda_extra='asm volatile("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(u) : "f"(f), "f"(f));'),
+     candidate(cuda_extra=f'asm volatile("{BF16_MMA}" : "+f"(c) : "r"(a), "r"(b));')),
+    ("I108", "f16_accumulator_mma",
+     candidate(cuda_extra='asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0}, {%1}, {%2}, {%0};" : "+r"(c) : "r"(a), "r"(b));'),
+     candidate(cuda_extra=f'asm volatile("{BF16_MMA}" : "+f"(c) : "r"(a), "r"(b));')),
+    ("I118", "bf16_mma_fp32_accumulator", candidate(cuda_extra=f'asm volatile("{BF16_MMA}" : "+f"(c) : "r"(a), "r"(b));'),
+     candidate(cuda_extra='asm volatile("fma.rn.f32 %0, %1, %2, %0;" : "+f"(c) : "f"(f), "f"(f));')),
     ("I118", "wmma_tf32", candidate(cuda_extra="float r = wmma::__float_to_tf32(f);"), candidate(cuda_extra="float r = f;")),
     ("I109", "open", candidate("open('/tmp/x').read()\nreturn ext.run(x)"), candidate("opened = 1\nreturn ext.run(x)")),
     ("I109", "env_write", candidate(prelude="import os\nos.environ['A'] = '1'\n"),

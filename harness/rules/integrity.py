@@ -238,6 +238,8 @@ ASM_PRECISION = re.compile(r"\.(f16|bf16|e4m3|e5m2|f16x2|bf16x2|e2m1)\b")
 # TF32 tensor-core math: one TF32 product fails an fp32 tolerance, three of them (split precision) meet it
 CPP_TF32 = re.compile(r"\b(\w*tf32\w*|\w*TF32\w*)\b")
 ASM_TF32 = re.compile(r"\.tf32\b")
+# a tensor-core MMA on bf16/f16 operands into an fp32 accumulator: the building block of split precision
+ASM_SPLIT_MMA = re.compile(r"\b(?:mma|wgmma\.mma_async)\.[\w.]*?\.f32\.(bf16|f16)\.(?:bf16|f16)(?:\.f32)?\b")
 CPP_IO = re.compile(
     r"\b(fopen\w*|freopen|fdopen|std\s*::\s*(?:i|o)?fstream|ifstream|ofstream|fstream|std\s*::\s*filesystem|"
     r"system\s*\(|popen\s*\(|execv\w*\s*\(|execl\w*\s*\(|posix_spawn\w*|getenv\s*\(|setenv\s*\(|"
@@ -1147,8 +1149,9 @@ def downgrades_precision(source: CandidateSource):
                                f"reduced-precision type or intrinsic: `{match.group(0)}`"))
     out += _scan(source, "I108", CPP_PRECISION_INCLUDES, "reduced-precision header", view="no_comments", group=1)
     for line, ptx in _inline_ptx(source):
-        if ASM_PRECISION.search(ptx):
-            out.append(finding("I108", line, f"inline PTX uses a reduced-precision type: `{ASM_PRECISION.search(ptx).group(0)}`"))
+        lowered = ASM_PRECISION.search(ASM_SPLIT_MMA.sub("", ptx))   # fp32-accumulating MMAs are I118's
+        if lowered:
+            out.append(finding("I108", line, f"inline PTX uses a reduced-precision type: `{lowered.group(0)}`"))
     yield from _unique(out)
 
 
@@ -1361,9 +1364,15 @@ def hides_work_in_generators(source: CandidateSource):
 
 
 @rule("I118", WARNING)
-def uses_tf32_tensor_cores(source: CandidateSource):
-    """TF32 tensor-core math in the sources: split precision (3xTF32) meets an fp32 tolerance, one TF32 product does not."""
+def uses_reduced_precision_tensor_cores(source: CandidateSource):
+    """TF32, or bf16/f16 into an fp32 accumulator, on tensor cores: split precision (3xTF32, two-piece bf16)
+    can meet an fp32 tolerance, one such product does not; verification against the float64 gold decides."""
     out = list(_scan(source, "I118", CPP_TF32, "TF32 tensor-core math"))
-    out += [finding("I118", line, "inline PTX uses TF32 tensor cores (`.tf32`)")
-            for line, ptx in _inline_ptx(source) if ASM_TF32.search(ptx)]
+    for line, ptx in _inline_ptx(source):
+        if ASM_TF32.search(ptx):
+            out.append(finding("I118", line, "inline PTX uses TF32 tensor cores (`.tf32`)"))
+        split = ASM_SPLIT_MMA.search(ptx)
+        if split:
+            out.append(finding("I118", line, f"inline PTX multiplies `.{split.group(1)}` operands on tensor cores "
+                                             "into an fp32 accumulator"))
     yield from _unique(out)
