@@ -1,17 +1,23 @@
-# v10 (channel gates): v9's chunkwise 3xTF32 tensor-core kernel with lean per-chunk global-memory phases.
-# Status: compiled, not yet run on a GPU (sm_90 build: no spills; numerics bit-identical to v9 by construction).
+# v10 (channel gates): v9's chunkwise 3xTF32 tensor-core kernel with lean per-chunk global-memory phases and
+# the output phase deferred into the next chunk (one CTA-wide barrier fewer per chunk).
+# Status: compiled, not yet run on a GPU (sm_90 build: no spills; arithmetic bit-identical to v9 by construction:
+# every MMA, split, scan, safe-path and summation order is unchanged; only memory-phase indexing and ordering).
 #
-# Why: the ncu profile of v9 at medium (/tmp/p/v9s_medium*) showed ~844 instructions per warp per chunk, of which
-# ~110 were the cp.async load loop (runtime D: an emulated integer division idx / (D/4) plus 64-bit index math
-# per item) and ~162 the output loop (scalar stores, runtime t = idx / NC, 64-bit address per element, 4-8 trips
-# of ~45 instructions); the tensor-core part was ~356.  Changes (MMA code, split, scan and safe path unchanged):
-#  1. "fast" flag (host: vec && D == DP && 32*H*D < 2^31 && y 16-byte aligned): full chunks are loaded by a fully
-#     unrolled loop with compile-time t/e (shifts), one 32-bit offset per item added to a per-chunk 64-bit base.
-#  2. y phase: float4 per thread (ob partials read as LDS.128, gate scale as float4/scalar, STG.128), compile-time
-#     trip count (1 at DP=64, 2 at DP=128 instead of 4 / 8 scalar trips); same summation order as v9 (bitwise
-#     identical outputs).  The generic loops of v9 remain for D != DP, partial chunks and misaligned tensors.
-# Prediction (before any GPU run; H200, harness events): medium 105-115 us (v9 125), large 840-920 us (v9 980).
-# Per warp per chunk (SASS count): see /tmp/notes_v10.md.  T <= 256 (seed) still uses v7's parallel kernel.
+# Why: the ncu profile of v9 at medium showed ~844 instructions per warp per chunk, of which ~110 were the
+# cp.async load loop (runtime D: emulated integer division idx / (D/4) plus 64-bit index math per item) and ~162
+# the output loop (scalar stores, runtime idx / NC, 64-bit address per element, 4 trips at D=64, 8 at D=128 of
+# ~45 instructions; at large the two were ~420 of ~1,680).  Changes (MMA code, split, scan, safe path unchanged):
+#  1. "fast" flag (host: vec && D == DP && 32*H*D < 2^31 && y 16-byte aligned): full chunks are loaded by a
+#     fully unrolled loop with compile-time t/e (shifts), one 32-bit offset per item added to a 64-bit base.
+#  2. Output phase: float4 per thread (KH partials as LDS.128, gate scale, st.global.v4), compile-time trip count
+#     (1 at DP=64, 2 at DP=128); same summation order and scaling as v9.  v9's generic loops remain for D != DP,
+#     partial chunks and misaligned tensors.
+#  3. The output of chunk c is written at the start of chunk c+1 (after its top barrier, overlapping the q/k
+#     split and the gate scan of other warps) instead of behind its own barrier; the scalar G_t array is double
+#     buffered; for channel gates the next chunk's cp.async is issued after the safe/fast vote barrier (the
+#     output phase still reads the previous buffer's G).  The last chunk's output follows the loop.
+# Prediction (before any GPU run; H200, harness events): medium 105-115 us (v9 125), large 830-910 us (v9 980).
+# Per-chunk SASS counts and reasoning: /tmp/notes_v10.md.  T <= 256 (seed) still uses v7's parallel kernel.
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -84,8 +90,8 @@ struct Cfg {
   static constexpr int BUF = BOFF + (CHAN ? 0 : C);
   static constexpr int AM = 2 * BUF;            // 2 slices (k halves) of C x CS
   static constexpr int OB = AM + 2 * C * CS;    // KH slices of C x NOS
-  static constexpr int GS = OB + KH * C * NOS;  // scalar G_t
-  static constexpr int QL = GS + C;             // lo parts of the current chunk's q (hi parts in place)
+  static constexpr int GS = OB + KH * C * NOS;  // scalar G_t, double-buffered (read by the next chunk)
+  static constexpr int QL = GS + 2 * C;            // lo parts of the current chunk's q (hi parts in place)
   static constexpr int KL = QL + C * DPS;       // lo parts of k
   static constexpr int TOTAL = KL + C * DPS;
   static_assert(DP == 32 || DP == 64 || DP == 128, "DP");
@@ -166,6 +172,75 @@ __device__ __forceinline__ void load_chunk(float* buf, const float* __restrict__
   }
 }
 
+// Output of one chunk: y_t = (sum of the KH i-slice partials in ob) * G_t (no scale on the safe path).
+// gsm: that chunk's (channel) cumulative gates, gsc: its scalar G_t.
+template <int DP, bool CHAN>
+__device__ __forceinline__ void store_y(float* __restrict__ y, const float* ob, const float* gsm, const float* gsc,
+                                        int b, int h, int T, int H, int D, int t0, int n, int safe, int tid,
+                                        bool fast) {
+  using Cf = Cfg<DP, CHAN>;
+  constexpr int C = Cf::C, NC = Cf::NC, NT = Cf::NT, KH = Cf::KH, NOS = Cf::NOS, NCS = Cf::NCS;
+  const long long rs = (long long)H * D;
+  if (fast) {
+    // D == DP == NC, y 16-byte aligned, C * H * D < 2^31: float4 items, compile-time trip count; same summation
+    // order and scaling as the generic loop below (bitwise identical results).
+    constexpr int P4 = NC / 4;
+    constexpr int NIT = (C * P4 + NT - 1) / NT;
+    float* yb = y + ((long long)b * T + t0) * rs + (long long)h * DP;
+    const int rsi = H * DP;
+#pragma unroll
+    for (int it = 0; it < NIT; ++it) {
+      const int idx = tid + it * NT;
+      const int t = idx / P4;
+      const int j = (idx % P4) * 4;
+      if (((C * P4) % NT == 0 || idx < C * P4) && t < n) {
+        float4 o = *reinterpret_cast<const float4*>(ob + t * NOS + j);
+#pragma unroll
+        for (int s2 = 1; s2 < KH; ++s2) {
+          const float4 p = *reinterpret_cast<const float4*>(ob + s2 * C * NOS + t * NOS + j);
+          o.x += p.x;
+          o.y += p.y;
+          o.z += p.z;
+          o.w += p.w;
+        }
+        if (!safe) {
+          if constexpr (CHAN) {
+            const float4 g = *reinterpret_cast<const float4*>(gsm + t * NCS + j);
+            o.x *= g.x;
+            o.y *= g.y;
+            o.z *= g.z;
+            o.w *= g.w;
+          } else {
+            const float g = gsc[t];
+            o.x *= g;
+            o.y *= g;
+            o.z *= g;
+            o.w *= g;
+          }
+        }
+        float* dst = yb + t * rsi + j;
+        asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "f"(o.x), "f"(o.y), "f"(o.z), "f"(o.w)
+                     : "memory");
+      }
+    }
+  } else {
+    for (int idx = tid; idx < n * NC; idx += NT) {
+      const int t = idx / NC;
+      const int j = idx - t * NC;
+      if (j < D) {
+        float o = ob[t * NOS + j];
+#pragma unroll
+        for (int s2 = 1; s2 < KH; ++s2) o += ob[s2 * C * NOS + t * NOS + j];
+        if (!safe) {
+          if constexpr (CHAN) o *= gsm[t * NCS + j];
+          else o *= gsc[t];
+        }
+        y[((long long)b * T + t0 + t) * rs + (long long)h * D + j] = o;
+      }
+    }
+  }
+}
+
 template <int DP, bool CHAN>
 __global__ void __launch_bounds__(Cfg<DP, CHAN>::NT, 1)
 gd_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
@@ -209,16 +284,23 @@ gd_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const flo
 #pragma unroll
     for (int e = 0; e < 4; ++e) S[kk][e] = 0.f;
 
+  int pt0 = 0, pn = 0, psafe = 0;  // previous chunk, whose output is written at the start of this one
   for (int ch = 0; ch < nchunks; ++ch) {
     const int t0 = ch * C;
     const int n = min(C, T - t0);
     float* cur = sm + (ch & 1) * Cf::BUF;
     __pipeline_wait_prior(0);
-    __syncthreads();
-    if (ch + 1 < nchunks)
-      load_chunk<DP, CHAN>(sm + ((ch + 1) & 1) * Cf::BUF, q, k, v, gate, beta, b, h, T, H, D, t0 + C,
-                           min(C, T - t0 - C), tid, vec, fast && T - t0 - C >= C);
-    __pipeline_commit();
+    __syncthreads();  // this chunk's inputs landed; the previous chunk's ob partials (and G) complete
+    if constexpr (!CHAN) {
+      // The previous chunk's output reads only ob and its own G_t buffer, not the buffer loaded here.
+      if (ch + 1 < nchunks)
+        load_chunk<DP, CHAN>(sm + ((ch + 1) & 1) * Cf::BUF, q, k, v, gate, beta, b, h, T, H, D, t0 + C,
+                             min(C, T - t0 - C), tid, vec, fast && T - t0 - C >= C);
+      __pipeline_commit();
+    }
+    if (ch > 0)
+      store_y<DP, CHAN>(y, ob, sm + ((ch - 1) & 1) * Cf::BUF + Cf::GOFF, gsc + ((ch - 1) & 1) * C, b, h, T, H, D,
+                        pt0, pn, psafe, tid, fast);
 
     float* qs = cur;
     float* ksm = cur + Cf::KOFF;
@@ -289,9 +371,16 @@ gd_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const flo
       GC1 = GC0;
       pred = !(GC0 >= kSafe);
       if (!pred) cf = (lane < n) ? bsm[lane] / G : 0.f;
-      if (warp == 0) gsc[lane] = G;
+      if (warp == 0) gsc[(ch & 1) * C + lane] = G;
     }
     const int safe = __syncthreads_or(pred);
+    if constexpr (CHAN) {
+      // Every thread is past the previous chunk's output (which read G in the buffer loaded here).
+      if (ch + 1 < nchunks)
+        load_chunk<DP, CHAN>(sm + ((ch + 1) & 1) * Cf::BUF, q, k, v, gate, beta, b, h, T, H, D, t0 + C,
+                             min(C, T - t0 - C), tid, vec, fast && T - t0 - C >= C);
+      __pipeline_commit();
+    }
 
     if (!safe) {
       // ---- A = causal(Q K^T): tiles (mtA, ns) with ns <= 2 mtA + 1 (6 tiles), each in two k halves.
@@ -502,66 +591,13 @@ gd_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const flo
         }
       }
     }
-    __syncthreads();
-
-    // ---- y = (sum of the KH i-slice partials) * G_t (1 on the safe path)
-    const long long rs = (long long)H * D;
-    if (fast) {
-      // D == DP == NC, y 16-byte aligned, C * H * D < 2^31: float4 items, compile-time trip count; same
-      // summation order and scaling as the generic loop below (bitwise identical results).
-      constexpr int P4 = NC / 4;
-      constexpr int NIT = (C * P4 + NT - 1) / NT;
-      float* yb = y + ((long long)b * T + t0) * rs + (long long)h * DP;
-      const int rsi = H * DP;
-#pragma unroll
-      for (int it = 0; it < NIT; ++it) {
-        const int idx = tid + it * NT;
-        const int t = idx / P4;
-        const int j = (idx % P4) * 4;
-        if (((C * P4) % NT == 0 || idx < C * P4) && t < n) {
-          float4 o = *reinterpret_cast<const float4*>(ob + t * NOS + j);
-#pragma unroll
-          for (int s2 = 1; s2 < KH; ++s2) {
-            const float4 p = *reinterpret_cast<const float4*>(ob + s2 * C * NOS + t * NOS + j);
-            o.x += p.x;
-            o.y += p.y;
-            o.z += p.z;
-            o.w += p.w;
-          }
-          if (!safe) {
-            if constexpr (CHAN) {
-              const float4 g = *reinterpret_cast<const float4*>(gsm + t * NCS + j);
-              o.x *= g.x;
-              o.y *= g.y;
-              o.z *= g.z;
-              o.w *= g.w;
-            } else {
-              const float g = gsc[t];
-              o.x *= g;
-              o.y *= g;
-              o.z *= g;
-              o.w *= g;
-            }
-          }
-          *reinterpret_cast<float4*>(yb + t * rsi + j) = o;
-        }
-      }
-    } else
-    for (int idx = tid; idx < n * NC; idx += NT) {
-      const int t = idx / NC;
-      const int j = idx - t * NC;
-      if (j < D) {
-        float o = ob[t * NOS + j];
-#pragma unroll
-        for (int s2 = 1; s2 < KH; ++s2) o += ob[s2 * C * NOS + t * NOS + j];
-        if (!safe) {
-          if constexpr (CHAN) o *= gsm[t * NCS + j];
-          else o *= gsc[t];
-        }
-        y[((long long)b * T + t0 + t) * rs + (long long)h * D + j] = o;
-      }
-    }
+    pt0 = t0;
+    pn = n;
+    psafe = safe;
   }
+  __syncthreads();
+  store_y<DP, CHAN>(y, ob, sm + ((nchunks - 1) & 1) * Cf::BUF + Cf::GOFF, gsc + ((nchunks - 1) & 1) * C, b, h, T,
+                    H, D, pt0, pn, psafe, tid, fast);
 }
 
 template <int DP, bool CHAN>
