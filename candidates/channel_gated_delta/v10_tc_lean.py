@@ -13,10 +13,13 @@
 #     (1 at DP=64, 2 at DP=128); same summation order and scaling as v9.  v9's generic loops remain for D != DP,
 #     partial chunks and misaligned tensors.
 #  3. The output of chunk c is written at the start of chunk c+1 (after its top barrier, overlapping the q/k
-#     split and the gate scan of other warps) instead of behind its own barrier; the scalar G_t array is double
-#     buffered; for channel gates the next chunk's cp.async is issued after the safe/fast vote barrier (the
-#     output phase still reads the previous buffer's G).  The last chunk's output follows the loop.
-# Prediction (before any GPU run; H200, harness events): medium 105-115 us (v9 125), large 830-910 us (v9 980).
+#     split and gate scan of other warps) instead of behind a barrier of its own: one CTA-wide barrier fewer
+#     per chunk.  The next chunk's cp.async is issued after the safe/fast vote barrier instead of at the top
+#     (the deferred output still reads the previous buffer's cumulative G).  The last chunk's output follows
+#     the loop.  At DP = 128 the per-thread offsets of the fast load/output loops are recomputed from an
+#     opaque copy of tid so that ptxas does not spill at the 128-register cap (the scalar v10 keeps v9's order
+#     at DP = 128: it spilled there either way).
+# Prediction (before any GPU run; H200, harness events): medium 103-114 us (v9 125), large 840-910 us (v9 980).
 # Per-chunk SASS counts and reasoning: /tmp/notes_v10.md.  T <= 256 (seed) still uses v7's parallel kernel.
 import torch
 import torch.nn as nn
@@ -100,6 +103,10 @@ struct Cfg {
   static_assert(NT <= 512, "NT");
   static_assert(DPS % 32 == 8 && NCS % 32 == 8 && NOS % 32 == 4 && CS % 32 == 4, "strides");
   static_assert(OB % 4 == 0 && (C * NOS) % 4 == 0, "float4 y phase");
+  // Output of chunk c written at the start of chunk c+1 (one barrier fewer per chunk).  Not for scalar gates at
+  // DP = 128: there the extra live state made ptxas spill (32 bytes of stack at the 128-register cap).
+  static constexpr bool DEFER = CHAN || DP != 128;
+  static constexpr bool OPAQUE = CHAN && DP == 128;
   static_assert(BUF % 4 == 0 && KOFF % 4 == 0 && VOFF % 4 == 0 && GOFF % 4 == 0 && QL % 4 == 0 && KL % 4 == 0,
                 "align");
 };
@@ -125,9 +132,13 @@ __device__ __forceinline__ void load_chunk(float* buf, const float* __restrict__
     const float* kb = k + base;
     const float* vb = v + base;
     const int rsi = H * DP;
+    int tidv = tid;
+    // At the 128-register cap (channel, DP = 128) keep ptxas from hoisting the per-thread offsets out of the
+    // chunk loop (that made it spill): recompute them from an opaque copy of tid (a few integer ops per chunk).
+    if constexpr (Cf::OPAQUE) asm volatile("" : "+r"(tidv));
 #pragma unroll
     for (int it = 0; it < NIT; ++it) {
-      const int idx = tid + it * NT;
+      const int idx = tidv + it * NT;
       if ((Cf::C * P4) % NT == 0 || idx < Cf::C * P4) {
         const int t = idx / P4;
         const int e = (idx % P4) * 4;
@@ -188,9 +199,11 @@ __device__ __forceinline__ void store_y(float* __restrict__ y, const float* ob, 
     constexpr int NIT = (C * P4 + NT - 1) / NT;
     float* yb = y + ((long long)b * T + t0) * rs + (long long)h * DP;
     const int rsi = H * DP;
+    int tidv = tid;
+    if constexpr (Cf::OPAQUE) asm volatile("" : "+r"(tidv));  // see load_chunk
 #pragma unroll
     for (int it = 0; it < NIT; ++it) {
-      const int idx = tid + it * NT;
+      const int idx = tidv + it * NT;
       const int t = idx / P4;
       const int j = (idx % P4) * 4;
       if (((C * P4) % NT == 0 || idx < C * P4) && t < n) {
@@ -219,8 +232,7 @@ __device__ __forceinline__ void store_y(float* __restrict__ y, const float* ob, 
           }
         }
         float* dst = yb + t * rsi + j;
-        asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "f"(o.x), "f"(o.y), "f"(o.z), "f"(o.w)
-                     : "memory");
+        asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "f"(o.x), "f"(o.y), "f"(o.z), "f"(o.w));
       }
     }
   } else {
@@ -284,23 +296,26 @@ gd_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const flo
 #pragma unroll
     for (int e = 0; e < 4; ++e) S[kk][e] = 0.f;
 
-  int pt0 = 0, pn = 0, psafe = 0;  // previous chunk, whose output is written at the start of this one
+  constexpr bool DEFER = Cf::DEFER;
+  int psafe = 0;  // DEFER: safe flag of the previous chunk, whose output is written at the start of this one
   for (int ch = 0; ch < nchunks; ++ch) {
     const int t0 = ch * C;
     const int n = min(C, T - t0);
     float* cur = sm + (ch & 1) * Cf::BUF;
     __pipeline_wait_prior(0);
     __syncthreads();  // this chunk's inputs landed; the previous chunk's ob partials (and G) complete
-    if constexpr (!CHAN) {
-      // The previous chunk's output reads only ob and its own G_t buffer, not the buffer loaded here.
+    if constexpr (!CHAN || !DEFER) {
+      // (DEFER, scalar) the previous chunk's output reads only ob and its own G_t buffer, not the buffer loaded here.
       if (ch + 1 < nchunks)
         load_chunk<DP, CHAN>(sm + ((ch + 1) & 1) * Cf::BUF, q, k, v, gate, beta, b, h, T, H, D, t0 + C,
                              min(C, T - t0 - C), tid, vec, fast && T - t0 - C >= C);
       __pipeline_commit();
     }
-    if (ch > 0)
-      store_y<DP, CHAN>(y, ob, sm + ((ch - 1) & 1) * Cf::BUF + Cf::GOFF, gsc + ((ch - 1) & 1) * C, b, h, T, H, D,
-                        pt0, pn, psafe, tid, fast);
+    if constexpr (DEFER) {
+      if (ch > 0)
+        store_y<DP, CHAN>(y, ob, sm + ((ch - 1) & 1) * Cf::BUF + Cf::GOFF, gsc + ((ch - 1) & 1) * C, b, h, T, H, D,
+                          t0 - C, C, psafe, tid, fast);
+    }
 
     float* qs = cur;
     float* ksm = cur + Cf::KOFF;
@@ -371,10 +386,10 @@ gd_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const flo
       GC1 = GC0;
       pred = !(GC0 >= kSafe);
       if (!pred) cf = (lane < n) ? bsm[lane] / G : 0.f;
-      if (warp == 0) gsc[(ch & 1) * C + lane] = G;
+      if (warp == 0) gsc[(DEFER ? (ch & 1) * C : 0) + lane] = G;
     }
     const int safe = __syncthreads_or(pred);
-    if constexpr (CHAN) {
+    if constexpr (CHAN && DEFER) {
       // Every thread is past the previous chunk's output (which read G in the buffer loaded here).
       if (ch + 1 < nchunks)
         load_chunk<DP, CHAN>(sm + ((ch + 1) & 1) * Cf::BUF, q, k, v, gate, beta, b, h, T, H, D, t0 + C,
@@ -591,13 +606,19 @@ gd_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const flo
         }
       }
     }
-    pt0 = t0;
-    pn = n;
-    psafe = safe;
+    if constexpr (DEFER) {
+      psafe = safe;
+    } else {
+      __syncthreads();
+      store_y<DP, CHAN>(y, ob, gsm, gsc, b, h, T, H, D, t0, n, safe, tid, fast);
+    }
   }
-  __syncthreads();
-  store_y<DP, CHAN>(y, ob, sm + ((nchunks - 1) & 1) * Cf::BUF + Cf::GOFF, gsc + ((nchunks - 1) & 1) * C, b, h, T,
-                    H, D, pt0, pn, psafe, tid, fast);
+  if constexpr (DEFER) {
+    __syncthreads();
+    const int lt0 = (nchunks - 1) * C;
+    store_y<DP, CHAN>(y, ob, sm + ((nchunks - 1) & 1) * Cf::BUF + Cf::GOFF, gsc + ((nchunks - 1) & 1) * C, b, h, T,
+                      H, D, lt0, T - lt0, psafe, tid, fast);
+  }
 }
 
 template <int DP, bool CHAN>
