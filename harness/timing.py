@@ -94,7 +94,10 @@ def warm_up(call: Callable[[int], object], settings: dict, synchronize: Callable
 
 
 def time_host(call: Callable[[int], object], iters: int, synchronize: Callable[[], None],
-              budget_s: float = math.inf, prepare: Prepare = _no_prepare) -> list[float]:
+              budget_s: float = math.inf, prepare: Prepare = _no_prepare,
+              waits: list[float] | None = None) -> list[float]:
+    """Wall clock per call, closed by `synchronize`. `waits`, when given, collects how long each synchronize
+    waited after the call had returned: the device work still queued, which D106 compares to device time."""
     samples: list[float] = []
     started = time.perf_counter()
     for i in range(iters):
@@ -104,9 +107,20 @@ def time_host(call: Callable[[int], object], iters: int, synchronize: Callable[[
         synchronize()
         start = time.perf_counter_ns()
         call(i)
+        returned = time.perf_counter_ns()
         synchronize()
-        samples.append((time.perf_counter_ns() - start) / 1e3)
+        end = time.perf_counter_ns()
+        samples.append((end - start) / 1e3)
+        if waits is not None:
+            waits.append((end - returned) / 1e3)
     return samples
+
+
+def hides_work(wait_us: float, device_us: float) -> bool:
+    """D106: the synchronize after a call waited far longer than the call's device time, so the call left work
+    running that the timer did not see. Slow launching (a host-bound callable, a busy CPU) leaves little to
+    wait for, so it is not flagged."""
+    return wait_us > 4 * device_us + 200
 
 
 def time_cpu(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare) -> TimingResult:

@@ -1,4 +1,5 @@
 """Timing helpers that run without a GPU: statistics, stopping rule, L2 flush callables."""
+import statistics
 import time
 
 import pytest
@@ -106,3 +107,20 @@ def test_graph_with_flushes_is_timed_less_its_flushes_alone(monkeypatch):
     assert len(cold) == 50 and cold[0] == pytest.approx(7.0)
     warm = timing.time_cuda_graph(FakeGraph(calls * 6.0), calls, settings)
     assert warm[0] == pytest.approx(6.0)
+
+
+def test_hidden_work_is_told_from_slow_launching():
+    """D106 looks at what the synchronize waits for after the call returned, not at the whole host time."""
+    def busy(seconds):
+        until = time.perf_counter() + seconds
+        while time.perf_counter() < until:
+            pass
+
+    device_us = 50.0
+    slow_launch_waits: list[float] = []   # a host-bound call (or a busy CPU): 5 ms to return, nothing left queued
+    host = timing.time_host(lambda i: busy(0.005), 5, lambda: None, waits=slow_launch_waits)
+    assert min(host) > 4 * device_us + 200
+    assert not timing.hides_work(statistics.median(slow_launch_waits), device_us)
+    hidden_waits: list[float] = []        # returns at once, the synchronize waits 5 ms for a side stream
+    timing.time_host(lambda i: None, 5, lambda: busy(0.005), waits=hidden_waits)
+    assert timing.hides_work(statistics.median(hidden_waits), device_us)
