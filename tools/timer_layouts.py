@@ -4,7 +4,8 @@ Per call, with the L2 flushed before it, compares
 - after_spin:  spin, [Ea Eb], Es, call, Ee      -> (Ee - Es) - median(Eb - Ea)   (the harness's events method)
 - spin_inside: Es, spin, call, Ee  and, alternating, Ea, spin, Eb  -> (Ee - Es) - median(Eb - Ea)
   (the call's launch follows a kernel, as in a graph, instead of an event record)
-- graph: calls captured back to back in a CUDA graph, replay time over the count (warm L2).
+- graph: calls captured back to back in a CUDA graph, replay time over the count (warm L2);
+and the harness's own methods: `events` three times over, and `graph` with the L2 flushed before every call.
 Workloads: a one-element add, a 1 MB sum, and optionally a candidate's forward at a problem's shape.
 
     python3 tools/timer_layouts.py [--candidate candidates/scalar_gated_delta/v9_tc_split_once.py \
@@ -59,6 +60,22 @@ def measure(call, layout: str, calls: int, flush) -> list[float]:
     return [s - overhead for s in samples], overhead
 
 
+SETTINGS = {"max_iters": 2000, "min_iters": 50, "budget_s": 2.0, "target_rse": 0.0, "l2_flush": "read",
+            "spin_us": SPIN_US, "warmup_iters": 3, "warmup_ms": 50}
+
+
+def harness_events(call) -> float:
+    """The harness's own events method (spin check, empty pair subtracted), median per call."""
+    return statistics.median(timing.time_cuda_events(call, SETTINGS).device_us(True))
+
+
+def harness_cold_graph(call, calls: int = 20) -> float:
+    """The harness's graph method with the L2 flushed before every captured call, less the flushes alone."""
+    flush = timing.l2_flusher(torch.device("cuda"), "read")
+    graph, _ = timing.capture_graph(call, calls, between=flush)
+    return statistics.median(timing.time_cuda_graph(graph, calls, SETTINGS, timing.capture_flushes(flush, calls)))
+
+
 def graph_time(call, calls: int = 20, repeats: int = 50) -> float:
     graph, _ = timing.capture_graph(call, calls)
     per_call = []
@@ -105,12 +122,15 @@ def main() -> int:
         for i in range(20):
             call(i)
         torch.cuda.synchronize()
-        row = {"graph_us": graph_time(call)}
+        row = {"graph_us": graph_time(call), "harness_events_us": [harness_events(call) for _ in range(3)],
+               "harness_cold_graph_us": harness_cold_graph(call)}
         for layout in ("after_spin", "spin_inside"):
             samples, overhead = measure(call, layout, args.calls, flush)
             row[layout] = {"median_us": statistics.median(samples), "min_us": min(samples),
                            "overhead_us": overhead}
         report[name] = row
+        print(f"{name:<32} harness events {', '.join(f'{t:.2f}' for t in row['harness_events_us'])}  "
+              f"cold graph {row['harness_cold_graph_us']:.2f}", flush=True)
         print(f"{name:<32} graph {row['graph_us']:7.2f}  " + "  ".join(
             f"{layout} {row[layout]['median_us']:7.2f} (less {row[layout]['overhead_us']:.2f})"
             for layout in ("after_spin", "spin_inside")), flush=True)
