@@ -60,7 +60,7 @@ def measure(call, layout: str, calls: int, flush) -> list[float]:
     return [s - overhead for s in samples], overhead
 
 
-SETTINGS = {"max_iters": 2000, "min_iters": 50, "budget_s": 2.0, "target_rse": 0.0, "l2_flush": "read",
+SETTINGS = {"max_iters": 2000, "min_iters": 50, "budget_s": 1.0, "target_rse": 0.0, "l2_flush": "read",
             "spin_us": SPIN_US, "warmup_iters": 3, "warmup_ms": 50}
 
 
