@@ -99,3 +99,21 @@ def test_corrupt_cache_entry_is_detected_and_rebuilt(tmp_path, env):
     again = build_stage.build_one(candidate, False, env, "9.0", tmp_path, 900)
     assert again.status == "ok" and not again.cached, "a corrupt library must be rebuilt, not trusted"
     assert next((again.build_dir / "ext").rglob("*.so")).read_bytes() != b"truncated"
+
+
+@pytest.mark.slow
+def test_a_build_killed_half_way_is_started_afresh(tmp_path, env):
+    """A compile killed by its time limit (or a SIGKILL) can leave torch's `lock` file in the extension
+    folder; torch up to 2.11 (the GPU machines') then waits on it forever in the next build of that folder
+    (later versions hold an OS lock instead). With no recorded success the harness empties the folder."""
+    candidate = discover([REPO / "tests" / "fixtures" / "cpu_zeros.py"])[0]
+    first = build_stage.build_one(candidate, False, env, "9.0", tmp_path, 900)
+    assert first.status == "ok", first.log_path.read_text()[-2000:]
+    (first.build_dir / "built.json").unlink()                   # killed before it could record success
+    library = next((first.build_dir / "ext").rglob("*.so"))
+    (library.parent / "lock").write_text("")                    # torch 2.11's build lock, left behind
+    half_written = library.parent / "half_written.o"
+    half_written.write_text("")
+    again = build_stage.build_one(candidate, False, env, "9.0", tmp_path, 240)
+    assert again.status == "ok" and not again.cached, f"{again.status}: {again.reason}"
+    assert not half_written.exists(), "the half-finished build was reused"
