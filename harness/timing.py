@@ -116,11 +116,30 @@ def time_host(call: Callable[[int], object], iters: int, synchronize: Callable[[
     return samples
 
 
-def hides_work(wait_us: float, device_us: float) -> bool:
-    """D106: the synchronize after a call waited far longer than the call's device time, so the call left work
-    running that the timer did not see. Slow launching (a host-bound callable, a busy CPU) leaves little to
-    wait for, so it is not flagged."""
-    return wait_us > 4 * device_us + 200
+def far_above(host_us: float, device_us: float) -> bool:
+    """D106's margin: host time per call beyond four times device time plus launch overhead."""
+    return host_us > 4 * device_us + 200
+
+
+def blocks_on_device(call: Callable[[int], object], synchronize: Callable[[], None], spin_us: float,
+                     prepare: Prepare = _no_prepare, calls: int = 3) -> bool:
+    """Whether a call waits on the host for the GPU before it returns: its return comes later by about the
+    length of a spin kernel queued ahead of it. A call that is merely slow to launch returns as late with or
+    without the spin; one that synchronizes (say, on work it hid on another stream) waits the spin out too."""
+    def returned_after(spin: float) -> float:
+        times = []
+        for i in range(calls):
+            prepare(i)
+            synchronize()
+            if spin:
+                torch.cuda._sleep(_spin_cycles(spin))
+            start = time.perf_counter()
+            call(i)
+            times.append((time.perf_counter() - start) * 1e6)
+            synchronize()
+        return statistics.median(times)
+
+    return returned_after(spin_us) - returned_after(0.0) > spin_us / 2
 
 
 def time_cpu(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare) -> TimingResult:

@@ -267,10 +267,18 @@ class Evaluation:
             low = [c for c in (clock_start[0], clock_end[0]) if c and clock_end[1] and c < 0.75 * clock_end[1]]
             if low:
                 clocks["clock_flag"] = f"SM clock {min(low)} MHz under 75% of its {clock_end[1]} MHz maximum"
-            if method != "host" and timing.hides_work(wait_median, result.median_us):
+            # D106, work hidden on another stream or thread: either it is still running when the call returns
+            # (the synchronize after it waits long), or the call waits for it on the host before returning.
+            # A call that is merely slow to launch (host-bound, or a busy CPU) is neither.
+            if method != "host" and timing.far_above(wait_median, result.median_us):
                 raise IntegrityError("D106", f"the synchronize after each call waited {wait_median:.1f} us for work "
                                              f"queued by it, against device time {result.median_us:.1f} us: "
                                              "work hidden from the timer")
+            if method != "host" and timing.far_above(host_median, result.median_us) and timing.blocks_on_device(
+                    call, self.synchronize, max(2000.0, 2 * host_median), prepare):
+                raise IntegrityError("D106", f"each call waits on the GPU before returning and takes {host_median:.1f} "
+                                             f"us, against device time {result.median_us:.1f} us: work hidden from "
+                                             "the timer")
             return {"timing": result.to_json() | clocks | {"host_wait_median_us": round(wait_median, 3)},
                     "time_us": result.median_us}
 
