@@ -95,9 +95,11 @@ def warm_up(call: Callable[[int], object], settings: dict, synchronize: Callable
 
 def time_host(call: Callable[[int], object], iters: int, synchronize: Callable[[], None],
               budget_s: float = math.inf, prepare: Prepare = _no_prepare,
-              waits: list[float] | None = None) -> list[float]:
+              waits: list[float] | None = None, floor: tuple[Callable[[], object], list[float]] | None = None
+              ) -> list[float]:
     """Wall clock per call, closed by `synchronize`. `waits`, when given, collects how long each synchronize
-    waited after the call had returned: the device work still queued, which D106 compares to device time."""
+    waited after the call had returned (the device work still queued). `floor`, a trivial launch and a list,
+    collects that launch's own wall clock right after each call: what a busy CPU costs at that moment."""
     samples: list[float] = []
     started = time.perf_counter()
     for i in range(iters):
@@ -113,33 +115,35 @@ def time_host(call: Callable[[int], object], iters: int, synchronize: Callable[[
         samples.append((end - start) / 1e3)
         if waits is not None:
             waits.append((end - returned) / 1e3)
+        if floor is not None:
+            trivial, floors = floor
+            start = time.perf_counter_ns()
+            trivial()
+            synchronize()
+            floors.append((time.perf_counter_ns() - start) / 1e3)
     return samples
 
 
 def far_above(host_us: float, device_us: float) -> bool:
-    """D106's margin: host time per call beyond four times device time plus launch overhead."""
+    """D106's margin: host time per call beyond four times device time plus 200 us."""
     return host_us > 4 * device_us + 200
 
 
-def blocks_on_device(call: Callable[[int], object], synchronize: Callable[[], None], spin_us: float,
-                     prepare: Prepare = _no_prepare, calls: int = 3) -> bool:
-    """Whether a call waits on the host for the GPU before it returns: its return comes later by about the
-    length of a spin kernel queued ahead of it. A call that is merely slow to launch returns as late with or
-    without the spin; one that synchronizes (say, on work it hid on another stream) waits the spin out too."""
-    def returned_after(spin: float) -> float:
-        times = []
-        for i in range(calls):
-            prepare(i)
-            synchronize()
-            if spin:
-                torch.cuda._sleep(_spin_cycles(spin))
-            start = time.perf_counter()
-            call(i)
-            times.append((time.perf_counter() - start) * 1e6)
-            synchronize()
-        return statistics.median(times)
+def host_excess(host_us: Sequence[float], floor_us: Sequence[float]) -> float:
+    """Median host time per call beyond a trivial launch timed right after it: the launch overhead, and a
+    CPU busy with other work at that moment, taken out."""
+    return statistics.median(h - f for h, f in zip(host_us, floor_us))
 
-    return returned_after(spin_us) - returned_after(0.0) > spin_us / 2
+
+def far_above(host_us: float, device_us: float) -> bool:
+    """D106's margin: host time per call beyond four times device time plus 200 us."""
+    return host_us > 4 * device_us + 200
+
+
+def host_excess(host_us: Sequence[float], floor_us: Sequence[float]) -> float:
+    """Median host time per call beyond a trivial launch timed right after it: the launch overhead, and a
+    CPU busy with other work at that moment, taken out."""
+    return statistics.median(h - f for h, f in zip(host_us, floor_us))
 
 
 def time_cpu(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare) -> TimingResult:
