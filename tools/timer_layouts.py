@@ -30,7 +30,7 @@ from harness.problem import load_problem, select_shapes  # noqa: E402
 SPIN_US = 40.0
 
 
-def measure(call, layout: str, calls: int, flush) -> list[float]:
+def measure(call, layout: str, calls: int, flush) -> tuple[list[float], float]:
     cycles = timing._spin_cycles(SPIN_US)
     samples, empties = [], []
     for index in range(calls):
