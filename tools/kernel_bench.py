@@ -194,6 +194,11 @@ def main():
                 continue
             todo.append((str(path), problem))
     jobs = args.jobs or min(len(todo), max(1, (os.cpu_count() or 2)))
+    # Nothing else builds here now, so any torch build lock is left by a killed compile: torch up to 2.11
+    # would wait on it forever.
+    for stale in Path(EXT_ROOT).glob("*/*/*/lock"):
+        print(f"[bench] removing a stale build lock: {stale}", flush=True)
+        stale.unlink(missing_ok=True)
     t0 = time.time()
     built = {}
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
