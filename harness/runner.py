@@ -319,13 +319,23 @@ class Run:
                     if all_queued.is_set() and work.empty():
                         return
                     continue
+                evaluate(entry, gpu)
+
+        def evaluate(entry: Entry, gpu: int | None) -> None:
+            try:
                 self.evaluate_entry(entry, gpu, builds.get(entry.id))
+            except Exception:
+                if not stop.is_set():   # after an interrupt its worker was killed: nothing to record
+                    raise
 
         def wait(threads: list[threading.Thread]) -> None:
             for thread in threads:
                 while thread.is_alive():
                     thread.join(timeout=0.5)   # short joins keep Ctrl-C responsive
 
+        threads: list[threading.Thread] = []   # all started threads, for the interrupt to wait on
+        warmers: list[threading.Thread] = []
+        first_gpu_busy: threading.Thread | None = None
         try:
             if not overlap:
                 wait([builder])            # CPU runs: compiling beside a timed call would disturb it
@@ -339,8 +349,7 @@ class Run:
                 work.put(entry)
             # The eager reference also checks the problem itself. With one GPU it runs before any candidate;
             # with more it runs on the first GPU beside the others, whose records are held back until it passes.
-            first_gpu_busy = threading.Thread(target=lambda: [self.evaluate_entry(e, gpus[0], None) for e in eager],
-                                              daemon=True)
+            first_gpu_busy = threading.Thread(target=lambda: [evaluate(e, gpus[0]) for e in eager], daemon=True)
             self.held = [] if eager and len(gpus) > 1 else None
             first_gpu_busy.start()
             threads = [] if len(gpus) == 1 else [threading.Thread(target=drain, args=(gpu,), daemon=True)
@@ -367,6 +376,12 @@ class Run:
             with self.lock:
                 self.closed = True
             kill_all_workers()             # running workers die now, and are not recorded
+            # Give the threads a moment to see the stop and their killed workers: a thread still running at
+            # exit is torn down mid-way by the interpreter, traceback and all.
+            deadline = time.monotonic() + 5.0
+            for thread in [builder, *warmers, *threads, *([first_gpu_busy] if first_gpu_busy else [])]:
+                if thread.is_alive():
+                    thread.join(timeout=max(0.0, deadline - time.monotonic()))
             raise
 
     def finish(self, order: list[str]) -> list[Row]:
