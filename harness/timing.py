@@ -311,6 +311,15 @@ def capture_flushes(flush: Callable[[], object], calls: int) -> torch.cuda.CUDAG
     return graph
 
 
+def capture_timed_graph(call: Callable[[int], object], calls: int, device: torch.device, flush_mode: str
+                        ) -> tuple[torch.cuda.CUDAGraph, list, torch.cuda.CUDAGraph | None]:
+    """The graph method's capture: `calls` calls, each after an L2 flush unless `flush_mode` is off, and the
+    flushes alone to subtract (None without flushes). Returns the graph, its outputs and the flushes."""
+    flush = l2_flusher(device, flush_mode)
+    graph, outputs = capture_graph(call, calls, between=flush)
+    return graph, outputs, capture_flushes(flush, calls) if flush is not None else None
+
+
 def replay_us(graph: torch.cuda.CUDAGraph) -> float:
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()

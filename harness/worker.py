@@ -237,9 +237,8 @@ class Evaluation:
                 if host_median > 1000:   # a long eager call: one per graph keeps capture small
                     calls = 1
                 prepare(0)
-                flush = timing.l2_flusher(self.device, settings["l2_flush"])
-                graph, graph_outputs = timing.capture_graph(call, calls, between=flush)
-                flushes = timing.capture_flushes(flush, calls) if flush is not None else None
+                graph, graph_outputs, flushes = timing.capture_timed_graph(call, calls, self.device,
+                                                                           settings["l2_flush"])
                 for index in range(len(sets)):   # every replay must compute on what the buffers hold now
                     prepare(index)
                     for out in graph_outputs:

@@ -53,9 +53,7 @@ def trivial_floors(settings: dict) -> dict:
     for flush in ("write", "off"):
         rows[f"events flush={flush}"] = timing.time_cuda_events(call, dict(settings, l2_flush=flush)).device_us(True)
     calls = int(settings["graph_calls"])
-    flush = timing.l2_flusher(torch.device("cuda"), settings["l2_flush"])
-    graph, _ = timing.capture_graph(call, calls, between=flush)
-    flushes = timing.capture_flushes(flush, calls) if flush is not None else None
+    graph, _, flushes = timing.capture_timed_graph(call, calls, torch.device("cuda"), settings["l2_flush"])
     rows[f"graph (flush={settings['l2_flush']})"] = timing.time_cuda_graph(graph, calls, settings, flushes)
     warm, _ = timing.capture_graph(call, calls)
     rows["graph, warm L2"] = timing.time_cuda_graph(warm, calls, settings)

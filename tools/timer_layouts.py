@@ -71,9 +71,8 @@ def harness_events(call) -> float:
 
 def harness_cold_graph(call, calls: int = 20) -> float:
     """The harness's graph method with the L2 flushed before every captured call, less the flushes alone."""
-    flush = timing.l2_flusher(torch.device("cuda"), "read")
-    graph, _ = timing.capture_graph(call, calls, between=flush)
-    return statistics.median(timing.time_cuda_graph(graph, calls, SETTINGS, timing.capture_flushes(flush, calls)))
+    graph, _, flushes = timing.capture_timed_graph(call, calls, torch.device("cuda"), "read")
+    return statistics.median(timing.time_cuda_graph(graph, calls, SETTINGS, flushes))
 
 
 def graph_time(call, calls: int = 20, repeats: int = 50) -> float:
