@@ -2,9 +2,10 @@
 
 Order of work: environment probe (child process), static check (in process: parsing only),
 parallel builds (worker processes), and evaluation, one worker process per candidate: the eager
-reference first (it also proves the problem is not near-constant), then the other baselines and
-the candidates as their builds finish (or after all builds, on CPU runs), spread over the GPUs. Finished records from an earlier run with the same
-candidate, problem, environment and config are reused, so an interrupted run resumes.
+reference first, on a quiet CPU (it also proves the problem is not near-constant), then the builds,
+and the other baselines and the candidates as their builds finish (or after all builds, on CPU runs),
+spread over the GPUs. Finished records from an earlier run with the same candidate, problem,
+environment and config are reused, so an interrupted run resumes.
 """
 from __future__ import annotations
 
@@ -293,7 +294,8 @@ class Run:
 
     def build_and_evaluate(self, baselines: list[Entry], candidates: list[Entry], overlap: bool) -> None:
         """Builds feed a queue that one thread per GPU drains; with `overlap`, evaluation starts as soon as
-        the first build is done instead of after the last."""
+        the first build is done instead of after the last. Either way the eager reference is timed on a quiet
+        CPU: at small shapes it is bound by the host's launch rate, and compiles beside it slowed it 2-4x."""
         todo = [e for e in baselines + candidates if self.pending_shapes(e)]
         by_id = {e.id: e for e in candidates}
         builds: dict[str, build_stage.BuildResult] = {}
@@ -307,7 +309,6 @@ class Run:
             work.put(by_id[result.candidate])
 
         builder = threading.Thread(target=self.build, args=(candidates, on_built, stop), daemon=True)
-        builder.start()
         self.reporter.phase("evaluate", len(todo))
         gpus = self.options.gpus if self.env.device == "cuda" else [None]
 
@@ -338,13 +339,12 @@ class Run:
         first_gpu_busy: threading.Thread | None = None
         try:
             if not overlap:
+                builder.start()
                 wait([builder])            # CPU runs: compiling beside a timed call would disturb it
             eager = [e for e in todo if e.id == EAGER]
             rest = [e for e in todo if e.kind == "baseline" and e.id != EAGER]
             warmers = [threading.Thread(target=self.warm_compile, args=(entry, gpus[0]), daemon=True)
                        for entry in rest if entry.baseline == "compile" and self.env.device == "cuda"]
-            for thread in warmers:
-                thread.start()             # host work from the start: the timed worker comes last
             for entry in (e for e in rest if e.baseline != "compile"):
                 work.put(entry)
             # The eager reference also checks the problem itself. With one GPU it runs before any candidate;
@@ -363,6 +363,10 @@ class Run:
                 raise ProblemError(f"{self.problem.path}: reference: expected an output that depends on the inputs "
                                    "(near-constant across seeds, so a constant output could pass)")
             self.release_held()
+            if overlap:
+                builder.start()            # after the eager reference, whose timing the compiles would slow
+            for thread in warmers:
+                thread.start()             # torch.compile's warm-up is host work; its timed worker comes last
             threads.append(threading.Thread(target=drain, args=(gpus[0],), daemon=True))
             threads[-1].start()
             wait([builder, *warmers])

@@ -135,17 +135,6 @@ def host_excess(host_us: Sequence[float], floor_us: Sequence[float]) -> float:
     return statistics.median(h - f for h, f in zip(host_us, floor_us))
 
 
-def far_above(host_us: float, device_us: float) -> bool:
-    """D106's margin: host time per call beyond four times device time plus 200 us."""
-    return host_us > 4 * device_us + 200
-
-
-def host_excess(host_us: Sequence[float], floor_us: Sequence[float]) -> float:
-    """Median host time per call beyond a trivial launch timed right after it: the launch overhead, and a
-    CPU busy with other work at that moment, taken out."""
-    return statistics.median(h - f for h, f in zip(host_us, floor_us))
-
-
 def time_cpu(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare) -> TimingResult:
     warm_up(call, settings, lambda: None, prepare)
     samples: list[float] = []

@@ -228,7 +228,7 @@ class Evaluation:
             scratch = torch.zeros(1, device=self.device)
             host = timing.time_host(call, int(settings["host_iters"]), self.synchronize, settings["budget_s"] / 2,
                                     prepare, waits, (lambda: scratch.add_(1.0), floors))
-            host_median = sorted(host)[len(host) // 2]
+            host_median = statistics.median(host)
             wait_median = statistics.median(waits)
             excess_median = timing.host_excess(host, floors)
             events = None

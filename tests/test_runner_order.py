@@ -1,0 +1,55 @@
+"""The runner's order of work, with the build and evaluation stages replaced by recorders (no compiles)."""
+import dataclasses
+import threading
+import time
+
+from harness import runner
+from harness.config import load_config
+from harness.discovery import discover
+from harness.env import collect_env
+from harness.problem import load_problem
+from tests.conftest import FIXTURES, REPO
+
+
+def ordered_run(tmp_path, monkeypatch, overlap: bool) -> list[str]:
+    events: list[str] = []
+    lock = threading.Lock()
+
+    def log(what: str) -> None:
+        with lock:
+            events.append(what)
+
+    def build(self, entries, on_built=lambda r: None, cancel=None):
+        log("build starts")
+        for entry in entries:
+            on_built(type("Built", (), {"candidate": entry.id})())
+        return {}
+
+    def evaluate_entry(self, entry, gpu, build):
+        log(f"{entry.id} starts")
+        time.sleep(0.3 if entry.id == runner.EAGER else 0.01)
+        log(f"{entry.id} ends")
+
+    monkeypatch.setattr(runner.Run, "build", build)
+    monkeypatch.setattr(runner.Run, "evaluate_entry", evaluate_entry)
+    monkeypatch.setattr(runner.Run, "warm_compile", lambda self, entry, gpu: log("compile warm-up starts"))
+    env = dataclasses.replace(collect_env("cpu"), device="cuda")   # the GPU run's order, without a GPU
+    options = runner.RunOptions(load_problem(REPO / "problems" / "scalar_gated_delta.yaml"), load_config(None),
+                                env, discover([FIXTURES / "cpu_scalar.py"]), ["seed"], tmp_path, gpus=[0, 1])
+    state = runner.Run(options, runner.SilentReporter())
+    state.build_and_evaluate(state.baselines(), [runner.Entry(c.id, "candidate", c.sha256, c) for c in
+                                                 options.candidates], overlap)
+    return events
+
+
+def test_gpu_runs_build_and_warm_torch_compile_only_after_the_eager_reference(tmp_path, monkeypatch):
+    events = ordered_run(tmp_path, monkeypatch, overlap=True)
+    eager_done = events.index(f"{runner.EAGER} ends")
+    assert events.index("build starts") > eager_done, events
+    assert events.index("compile warm-up starts") > eager_done, events
+    assert events.index("cpu_scalar starts") > eager_done, events
+
+
+def test_cpu_runs_build_everything_before_evaluating(tmp_path, monkeypatch):
+    events = ordered_run(tmp_path, monkeypatch, overlap=False)
+    assert events[0] == "build starts", events
