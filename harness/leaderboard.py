@@ -88,6 +88,7 @@ def build_rows(records: list[Record], order: list[str], shapes: list[str]) -> li
             timing = r.timing or {}
             entry = {"status": r.status, "time_us": r.time_us, "iqr_us": timing.get("iqr_us"), "n": timing.get("n"),
                      "host_us": r.host_us, "max_abs_err": r.max_abs_err, "timing_method": timing.get("method"),
+                     "host_bound": bool(timing.get("host_bound")),
                      "speedup": None, "speedup_vs_best_baseline": None}
             if r.status == "ok" and r.time_us:
                 ref = eager.get(shape)
@@ -129,7 +130,7 @@ def format_time(us: float | None) -> str:
 def table_cells(rows: list[Row], shapes: list[str]) -> tuple[list[str], list[list[str]]]:
     header = ["rank", "candidate", "status"]
     for shape in shapes:
-        header += [f"{shape} time", f"{shape} speedup"]
+        header += [f"{shape} time", f"{shape} host", f"{shape} speedup"]
     header += ["geomean speedup", "vs best baseline", "max abs err", "compile s", "source", "reason"]
     body = []
     for row in rows:
@@ -137,7 +138,9 @@ def table_cells(rows: list[Row], shapes: list[str]) -> tuple[list[str], list[lis
         for shape in shapes:
             entry = row.shapes.get(shape, {})
             ok = entry.get("status") == "ok"
-            cells += [format_time(entry.get("time_us")) if ok else entry.get("status", "—"),
+            time = format_time(entry.get("time_us")) + (" (host-bound)" if entry.get("host_bound") else "")
+            cells += [time if ok else entry.get("status", "—"),
+                      format_time(entry.get("host_us")) if ok else "—",
                       _fmt(entry.get("speedup"), ".2f") + ("×" if entry.get("speedup") else "")]
         cells += [_fmt(row.geomean_speedup, ".2f") + ("×" if row.geomean_speedup else ""),
                   _fmt(row.geomean_speedup_vs_best_baseline, ".2f") + ("×" if row.geomean_speedup_vs_best_baseline else ""),
@@ -153,7 +156,9 @@ def to_markdown(problem: str, env: dict, rows: list[Row], shapes: list[str]) -> 
              f"Device: {env.get('device_name')} ({env.get('device')}), driver {env.get('driver') or '—'}, "
              f"torch {env.get('torch')}, CUDA {env.get('torch_cuda') or '—'}, harness {env.get('harness_commit')}. "
              f"Generated {now_utc()} from records.jsonl.", "",
-             "Speedup is over the eager reference (`ref:eager`); times are medians of device time per call.", "",
+             "Speedup is over the eager reference (`ref:eager`); `time` is the median device time per call, `host` "
+             "the median wall clock per call closed by a device-wide synchronize (what a caller waits); a host-bound call "
+             "(queued slower than any spin ahead of it could cover) is timed at the pace its launches reached the GPU.", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(escape(c) for c in cells) + " |" for cells in body]
     return "\n".join(lines) + "\n"

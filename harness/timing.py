@@ -41,6 +41,7 @@ class TimingResult:
     overhead_us: float = 0.0    # events: the median empty event pair, subtracted from every sample
     spin_us: float = 0.0        # events: the spin ahead of each call (lengthened while launches outran it)
     discarded: int = 0          # events: calls left out because their launch outran the spin
+    host_bound: bool = False    # events: queued slower than any spin covers, so timed at the host's pace
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -58,7 +59,8 @@ def summarize(method: str, samples_us: Sequence[float], host_median_us: float,
     return TimingResult(method, statistics.median(ordered), quartiles[2] - quartiles[0], ordered[0], mean,
                         rse, n, host_median_us, list(samples_us),
                         events.overhead_us if events and subtract_overhead else 0.0,
-                        events.spin_us if events else 0.0, events.discarded if events else 0)
+                        events.spin_us if events else 0.0, events.discarded if events else 0,
+                        events.host_bound if events else False)
 
 
 def _enough(samples: list[float], started: float, settings: dict) -> bool:
@@ -195,6 +197,7 @@ class EventSamples:
     empty_us: list[float]    # an empty event pair just before each call: the timer's own cost
     spin_us: float = 0.0     # the spin finally used
     discarded: int = 0       # calls whose launch came later than the spin could cover
+    host_bound: bool = False  # no spin could cover the call's queuing: timed without one (see `spin_check`)
 
     @property
     def overhead_us(self) -> float:
@@ -214,14 +217,15 @@ MAX_SPIN_US = 5000.0
 def spin_check(queued_us: list[float], spin_us: float) -> tuple[list[bool], float]:
     """Which calls of a batch to keep, and the spin for the next batch. A call whose queuing took longer
     than the spin may have left the GPU waiting between the start event and its first kernel: it is
-    dropped and the spin lengthened. At the longest spin every call is kept: one that still takes longer
-    to queue is host-bound by itself (the eager reference at a large shape), and that is its own time."""
-    if spin_us >= MAX_SPIN_US:
-        return [True] * len(queued_us), spin_us
+    dropped and the spin lengthened. A call that takes longer to queue than the longest spin could cover
+    is host-bound by itself (the eager reference): from then on it runs with no spin, so its event pair
+    spans its whole queuing, the pace at which the GPU got its work. A spin covering only part of it took
+    that part off: the eager reference's seed row read 3.5 ms against 8.4 ms of host time that way."""
     keep = [queued < spin_us for queued in queued_us]
     if all(keep):
         return keep, spin_us
-    return keep, min(MAX_SPIN_US, 1.5 * max(queued_us))
+    longer = 1.5 * max(queued_us)
+    return keep, longer if longer <= MAX_SPIN_US else 0.0
 
 
 def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare) -> EventSamples:
@@ -258,6 +262,7 @@ def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Pre
                 continue
             result.empty_us.append(empty_start.elapsed_time(empty_end) * 1e3)
             result.raw_us.append(start.elapsed_time(end) * 1e3)
+        result.host_bound = result.host_bound or (cycles > 0 and next_spin == 0)
         result.spin_us = next_spin
         batch = min(100, batch * 2)
     if not result.raw_us:

@@ -1,18 +1,20 @@
 """Leaderboard rows derived from records; the terminal table prints candidate text verbatim."""
+import dataclasses
 import io
 
 from rich.console import Console
 
 from harness.cli import print_table
-from harness.leaderboard import build_rows
+from harness.leaderboard import build_rows, table_cells
 from harness.records import Record
 from harness.runner import RunSummary
 
 
-def record(candidate, shape, status, time_us=None, kind="candidate", reason="", check=""):
+def record(candidate, shape, status, time_us=None, kind="candidate", reason="", check="", host_us=None):
     return Record(run_id="r", problem="p", problem_sha256="ps", candidate=candidate, candidate_sha256="c" * 64,
                   kind=kind, shape=shape, status=status, reason=reason, stage="done", env_key="e",
-                  config_sha256="cfg", device="cpu", time_us=time_us, check=check, max_abs_err=1e-6 if time_us else None)
+                  config_sha256="cfg", device="cpu", time_us=time_us, check=check, max_abs_err=1e-6 if time_us else None,
+                  host_us=host_us)
 
 
 def test_speedups_ranks_and_failures():
@@ -50,3 +52,19 @@ def test_baseline_skipped_at_some_shapes_stands_and_says_why():
     row = {r.candidate: r for r in build_rows(records, ["ref:eager", "ref:compile"], list("abc"))}["ref:compile"]
     assert row.status == "ok" and row.shapes["a"]["speedup"] == 2
     assert row.reason == f"b, c skipped: {why}"
+
+
+def test_tables_give_host_time_beside_device_time():
+    rows = build_rows([record("ref:eager", "a", "ok", 100.0, kind="baseline", host_us=900.0),
+                       record("fast", "a", "ok", 4.5, host_us=31.0)], ["ref:eager", "fast"], ["a"])
+    header, body = table_cells(rows, ["a"])
+    cells = {row[1]: dict(zip(header, row)) for row in body}
+    assert cells["fast"]["a time"] == "4.5 µs" and cells["fast"]["a host"] == "31 µs"
+    assert cells["ref:eager"]["a host"] == "900 µs"
+
+
+def test_a_host_bound_time_says_so():
+    eager = dataclasses.replace(record("ref:eager", "a", "ok", 8400.0, kind="baseline", host_us=8500.0),
+                                timing={"method": "events", "host_bound": True})
+    header, body = table_cells(build_rows([eager], ["ref:eager"], ["a"]), ["a"])
+    assert dict(zip(header, body[0]))["a time"] == "8.4 ms (host-bound)"

@@ -47,11 +47,12 @@ def test_spin_check_drops_calls_that_outran_the_spin_and_lengthens_it():
     assert timing.spin_check([10.0, 20.0], 40.0) == ([True, True], 40.0)
 
 
-def test_spin_check_keeps_host_bound_calls_once_the_spin_is_longest():
-    # the eager reference at a large shape takes ~300 ms to queue: no spin covers it, and none should try
-    keep, spin = timing.spin_check([300_000.0], 40.0)
-    assert keep == [False] and spin == timing.MAX_SPIN_US
-    assert timing.spin_check([300_000.0, 280_000.0], spin) == ([True, True], timing.MAX_SPIN_US)
+def test_spin_check_drops_the_spin_for_host_bound_calls():
+    # the eager reference takes 8 ms (seed) to 300 ms (large) to queue: no spin covers it, and none should try
+    keep, spin = timing.spin_check([8_000.0], 40.0)
+    assert keep == [False] and spin == 0.0
+    keep, spin = timing.spin_check([3_000.0], 40.0)   # coverable: the spin grows to cover it
+    assert keep == [False] and spin == 4_500.0
 
 
 class FakeEvent:
@@ -86,8 +87,13 @@ def test_events_loop_keeps_quick_calls(fake_cuda):
 def test_events_loop_times_a_host_bound_call_instead_of_discarding_it_all(fake_cuda):
     # 150 ms to queue, longer than the longest spin: ten such calls would outlast 4 x budget_s by themselves
     result = timing.time_cuda_events(lambda i: time.sleep(0.15), SETTINGS)
-    assert result.spin_us == timing.MAX_SPIN_US and result.discarded == 1
+    assert result.spin_us == 0.0 and result.host_bound and result.discarded == 1
     assert len(result.raw_us) >= 5 and min(result.raw_us) >= 150_000
+
+
+def test_events_loop_covers_a_slow_but_coverable_call_with_a_longer_spin(fake_cuda):
+    result = timing.time_cuda_events(lambda i: time.sleep(0.001), SETTINGS)
+    assert 1_000 < result.spin_us <= timing.MAX_SPIN_US and not result.host_bound
 
 
 class FakeGraph:
