@@ -128,6 +128,10 @@ def main() -> int:
         warm = f"{row['graph_warm_l2_us']:.2f}" if row["graph_warm_l2_us"] else "—"
         print(f"  {shape:<7} medians {medians} us   spread {spread}   graph {graph} us (warm L2 {warm})   "
               f"statuses {row['statuses']}")
+        if row["graph_us"]:
+            gaps = ", ".join(f"{m - row['graph_us']:+.2f}" if m else "—" for m in row["medians_us"])
+            agree = [bool(m) and abs(m - row["graph_us"]) <= max(1.0, 0.15 * row["graph_us"]) for m in row["medians_us"]]
+            print(f"          events - graph per run: {gaps} us; within 15% or 1 us in {sum(agree)} of {len(agree)} runs")
         others = "  ".join(f"{m} {t:.2f}" if t else f"{m} —" for m, t in row["events_variants_us"].items())
         print(f"          events variants: {others} us")
     return 0
