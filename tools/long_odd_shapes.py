@@ -7,6 +7,7 @@ chunk, D below the padded head size) are only reached here. Prints max err/tol p
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 import sys
 from pathlib import Path
@@ -50,7 +51,7 @@ def main() -> int:
                         out, gold = model(*args), reference(*[a.double() for a in args])
                     tolerance = 1e-4 * gold.pow(2).mean().sqrt() + 1e-4 * gold.abs()
                     ratio = ((out.double() - gold).abs() / tolerance).max().item()
-                    ratio = ratio if ratio == ratio else float("inf")   # NaN output
+                    ratio = float("inf") if math.isnan(ratio) else ratio   # NaN output
                     worst = max(worst, ratio)
                     print(f"{problem} {stem} {(B, T, H, D)} {case}: {ratio:.4f}", flush=True)
             failed += worst > 1

@@ -4,7 +4,7 @@ A numerics study for candidates/*/NOTES.md (split-precision verdict), not part o
 
     python3 tools/split_precision_emu.py H T D cases scalar|channel variants   (see main for the names)
 """
-import torch, math, sys, time
+import torch, sys, time
 torch.set_grad_enabled(False)
 M16 = -65536  # 0xffff0000 as int32
 
@@ -210,7 +210,7 @@ if __name__ == '__main__':
                 e = errtol(y, gold)
                 es = e.sort().values
                 N = es.numel()
-                def qt(p): return es[min(N - 1, int(p * N))].item()
+                def qt(p, es=es, N=N): return es[min(N - 1, int(p * N))].item()
                 print(f"{prob:7s} H={H} T={T} D={D} {case:5s} {vn:13s} safe={nsafe:4d} N={N} "
                       f"mean={e.mean():.4f} p99={qt(0.99):.4f} p99.9={qt(0.999):.4f} p99.99={qt(0.9999):.4f} "
                       f"p99.999={qt(0.99999):.4f} max={es[-1]:.4f}  (ref {tr:.0f}s)", flush=True)
