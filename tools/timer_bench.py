@@ -52,6 +52,10 @@ def trivial_floors(settings: dict) -> dict:
             "events, raw pair": events.raw_us, "empty event pair": events.empty_us}
     for flush in ("write", "off"):
         rows[f"events flush={flush}"] = timing.time_cuda_events(call, dict(settings, l2_flush=flush)).device_us(True)
+    # The same call launched as a one-call graph between the events: does the graph's launch path take the
+    # ~0.6-0.9 us by which events read above back-to-back graph replay (issue 4's seed criterion)?
+    one_call, _ = timing.capture_graph(call, 1)
+    rows["events, one-call graph launch"] = timing.time_cuda_events(lambda i: one_call.replay(), settings).device_us(True)
     calls = int(settings["graph_calls"])
     graph, _, flushes = timing.capture_timed_graph(call, calls, torch.device("cuda"), settings["l2_flush"])
     rows[f"graph (flush={settings['l2_flush']})"] = timing.time_cuda_graph(graph, calls, settings, flushes)
