@@ -196,7 +196,7 @@ class EventSamples:
     raw_us: list[float]      # event pair around each call
     empty_us: list[float]    # an empty event pair just before each call: the timer's own cost
     spin_us: float = 0.0     # the spin finally used
-    discarded: int = 0       # calls whose launch came later than the spin could cover
+    discarded: int = 0       # calls left out: queued later than the spin covered, or before a call proved host-bound
     host_bound: bool = False  # no spin could cover the call's queuing: timed without one (see `spin_check`)
 
     @property
@@ -262,7 +262,12 @@ def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Pre
                 continue
             result.empty_us.append(empty_start.elapsed_time(empty_end) * 1e3)
             result.raw_us.append(start.elapsed_time(end) * 1e3)
-        result.host_bound = result.host_bound or (cycles > 0 and next_spin == 0)
+        if cycles > 0 and next_spin == 0:
+            # host-bound from here on: drop what a spin covered before, so every sample is timed the same way
+            result.discarded += len(result.raw_us)
+            result.raw_us.clear()
+            result.empty_us.clear()
+            result.host_bound = True
         result.spin_us = next_spin
         batch = min(100, batch * 2)
     if not result.raw_us:

@@ -1,4 +1,5 @@
 """Timing helpers that run without a GPU: statistics, stopping rule, L2 flush callables."""
+import itertools
 import statistics
 import time
 
@@ -89,6 +90,14 @@ def test_events_loop_times_a_host_bound_call_instead_of_discarding_it_all(fake_c
     result = timing.time_cuda_events(lambda i: time.sleep(0.15), SETTINGS)
     assert result.spin_us == 0.0 and result.host_bound and result.discarded == 1
     assert len(result.raw_us) >= 5 and min(result.raw_us) >= 150_000
+
+
+def test_events_loop_times_every_sample_alike_once_a_call_proves_host_bound(fake_cuda):
+    # quick calls first (a spin covers them), then calls that no spin covers: only the latter are kept
+    calls = itertools.count()
+    result = timing.time_cuda_events(lambda i: time.sleep(0.0005 if next(calls) < 4 else 0.008), SETTINGS)
+    assert result.host_bound and result.spin_us == 0.0
+    assert len(result.raw_us) >= 5 and min(result.raw_us) >= 8_000
 
 
 def test_events_loop_covers_a_slow_but_coverable_call_with_a_longer_spin(fake_cuda):
