@@ -6,34 +6,25 @@ chunk, D below the padded head size) are only reached here. Prints max err/tol p
 """
 from __future__ import annotations
 
-import importlib.util
-import math
-import os
 import sys
 from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import kernel_bench  # noqa: E402  (its extension folders, reference loader and error measure)
+
 SHAPES = [(1, 300, 2, 5), (1, 333, 1, 100), (2, 290, 3, 36), (1, 257, 1, 128), (1, 401, 2, 64), (2, 320, 3, 32),
           (1, 512, 2, 64), (1, 300, 2, 128), (2, 1024, 4, 64)]
-
-
-def load(path: Path):
-    spec = importlib.util.spec_from_file_location(f"m_{path.parent.name}_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def main() -> int:
     failed = 0
     for problem, channel in (("scalar_gated_delta", False), ("channel_gated_delta", True)):
-        reference = load(ROOT / "problems" / f"{problem}.py").Model()
+        reference = kernel_bench.load_reference(problem).Model()
         for stem in sys.argv[1:]:
             # kernel_bench's per-candidate extension folder, so a build it made is reused
-            os.environ["TORCH_EXTENSIONS_DIR"] = os.path.join(os.environ.get("KB_EXT_ROOT", "/tmp/kb_ext"), problem, stem)
-            model = load(ROOT / "candidates" / problem / f"{stem}.py").ModelNew()
+            model = kernel_bench.load_module(kernel_bench.ROOT / "candidates" / problem / f"{stem}.py", problem).ModelNew()
             generator = torch.Generator(device="cuda").manual_seed(0)
             worst = 0.0
             for B, T, H, D in SHAPES:
@@ -49,9 +40,7 @@ def main() -> int:
                     args = [q, k, v, gate] + ([] if channel else [torch.rand(B, T, H, device="cuda", generator=generator)])
                     with torch.no_grad():
                         out, gold = model(*args), reference(*[a.double() for a in args])
-                    tolerance = 1e-4 * gold.pow(2).mean().sqrt() + 1e-4 * gold.abs()
-                    ratio = ((out.double() - gold).abs() / tolerance).max().item()
-                    ratio = float("inf") if math.isnan(ratio) else ratio   # NaN output
+                    ratio = kernel_bench.error_stats(torch, out, gold)["ratio"]   # inf for a non-finite output
                     worst = max(worst, ratio)
                     print(f"{problem} {stem} {(B, T, H, D)} {case}: {ratio:.4f}", flush=True)
             failed += worst > 1
