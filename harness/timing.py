@@ -212,20 +212,27 @@ class EventSamples:
 
 
 MAX_SPIN_US = 5000.0
+HOST_BOUND_WINDOW = 5   # recent calls whose median queuing decides host-bound: one stray stall cannot
 
 
-def spin_check(queued_us: list[float], spin_us: float) -> tuple[list[bool], float]:
+def spin_check(queued_us: list[float], spin_us: float,
+               recent_us: list[float] | None = None) -> tuple[list[bool], float]:
     """Which calls of a batch to keep, and the spin for the next batch. A call whose queuing took longer
     than the spin may have left the GPU waiting between the start event and its first kernel: it is
-    dropped and the spin lengthened. A call that takes longer to queue than the longest spin could cover
-    is host-bound by itself (the eager reference): from then on it runs with no spin, so its event pair
-    spans its whole queuing, the pace at which the GPU got its work. A spin covering only part of it took
-    that part off: the eager reference's seed row read 3.5 ms against 8.4 ms of host time that way."""
+    dropped and the spin lengthened. A call whose typical queuing (the median of `recent_us`, the last
+    calls' queuing, this batch's by default) is longer than the longest spin could cover is host-bound by
+    itself (the eager reference): from then on it runs with no spin, so its event pair spans its whole
+    queuing, the pace at which the GPU got its work. A spin covering only part of it took that part off:
+    the eager reference's seed row read 3.5 ms against 8.4 ms of host time that way. A single stall past
+    the longest spin (a loaded CPU) only raises the spin to that longest."""
     keep = [queued < spin_us for queued in queued_us]
     if all(keep):
         return keep, spin_us
     longer = 1.5 * max(queued_us)
-    return keep, longer if longer <= MAX_SPIN_US else 0.0
+    if longer <= MAX_SPIN_US:
+        return keep, longer
+    typical = statistics.median(recent_us or queued_us)
+    return keep, 0.0 if 1.5 * typical > MAX_SPIN_US else MAX_SPIN_US
 
 
 def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare) -> EventSamples:
@@ -237,6 +244,7 @@ def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Pre
     result = EventSamples([], [], float(settings["spin_us"]))
     started = time.perf_counter()
     batch = 1
+    queued_history: list[float] = []
     while not _enough(result.raw_us, started, settings):
         cycles = _spin_cycles(result.spin_us)
         events = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(batch)]
@@ -255,7 +263,9 @@ def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Pre
             end.record()
             queued_us.append((time.perf_counter() - spin_queued) * 1e6)
         torch.cuda.synchronize()
-        keep, next_spin = spin_check(queued_us, result.spin_us) if cycles else ([True] * batch, result.spin_us)
+        queued_history = (queued_history + queued_us)[-HOST_BOUND_WINDOW:]
+        keep, next_spin = (spin_check(queued_us, result.spin_us, queued_history) if cycles
+                           else ([True] * batch, result.spin_us))
         for (empty_start, empty_end, start, end), kept in zip(events, keep):
             if not kept:
                 result.discarded += 1
