@@ -2,7 +2,8 @@
 
 1. The floor of each timing method on a trivial kernel (a one-element add): per-call events with
    nothing ahead (what a naive harness reports), the harness's `events` method (spin kernel ahead
-   of the start event, L2 flush), `graph` replay, and `host` (wall clock, synchronized).
+   of the start event, L2 flush), `graph` replay, and `host` (wall clock, synchronized); and a
+   zero-cycle kernel timed by events and by graph replay (the launch cost an event pair includes).
 2. One candidate timed in several separate worker processes (separate runs of the harness's own
    verify-and-time path), printing each shape's median per run and the spread, beside its graph time
    (the L2 flushed before each call inside the graph, as the events method does; and warm, unflushed)
@@ -56,6 +57,12 @@ def trivial_floors(settings: dict) -> dict:
     # ~0.6-0.9 us by which events read above back-to-back graph replay (issue 4's seed criterion)?
     one_call, _ = timing.capture_graph(call, 1)
     rows["events, one-call graph launch"] = timing.time_cuda_events(lambda i: one_call.replay(), settings).device_us(True)
+    # An all-but-empty kernel (a zero-cycle spin) both ways: what one launch costs inside an event pair beyond
+    # the empty pair, against back-to-back replay, with no work and no memory traffic to blur it.
+    empty_kernel = lambda i: torch.cuda._sleep(0)
+    rows["events, zero-cycle kernel"] = timing.time_cuda_events(empty_kernel, settings).device_us(True)
+    empty_graph, _ = timing.capture_graph(empty_kernel, int(settings["graph_calls"]))
+    rows["graph, zero-cycle kernel"] = timing.time_cuda_graph(empty_graph, int(settings["graph_calls"]), settings)
     calls = int(settings["graph_calls"])
     graph, _, flushes = timing.capture_timed_graph(call, calls, torch.device("cuda"), settings["l2_flush"])
     rows[f"graph (flush={settings['l2_flush']})"] = timing.time_cuda_graph(graph, calls, settings, flushes)
