@@ -116,7 +116,7 @@ def collect_env(device: str) -> EnvInfo:
         out = _run([str(Path(home) / "bin" / "nvcc"), "--version"])
         nvcc_version = out.splitlines()[-1].strip() if out else ""
     gpu_count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    use_cuda = device == "cuda" or (device == "auto" and gpu_count > 0)
+    use_cuda = device in ("cuda", "auto") and gpu_count > 0   # `--device cuda` with no GPU is refused by the caller
     name, driver, capability, sm_count, l2 = _cpu_name(), "", "", 0, 0
     if use_cuda and gpu_count:
         props = torch.cuda.get_device_properties(0)

@@ -2,6 +2,7 @@
 from pathlib import Path
 
 import pytest
+import torch
 
 from harness.problem import ProblemError, load_problem, select_shapes
 from tests.conftest import REPO, harness_cli
@@ -69,6 +70,8 @@ def test_unknown_shape_is_refused():
     (["run", "problems/scalar_gated_delta.yaml", "--candidates", "no/such/dir"], "no/such/dir: --candidates"),
     (["run", "problems/scalar_gated_delta.yaml", "--bogus"], "unrecognized arguments: --bogus"),
     (["run", "problems/scalar_gated_delta.yaml", "--config", "missing.yaml"], "missing.yaml: file not found"),
+    (["run", "problems/scalar_gated_delta.yaml", "--config", "tests/fixtures/not_yaml.yaml"],
+     "tests/fixtures/not_yaml.yaml: line 4: expected valid YAML"),
 ])
 def test_cli_refuses_bad_input_in_one_line(tmp_path, args, needle):
     done = harness_cli(*args, "--results", str(tmp_path / "results"), timeout=120)
@@ -77,3 +80,12 @@ def test_cli_refuses_bad_input_in_one_line(tmp_path, args, needle):
     assert "Traceback" not in done.stderr + done.stdout
     assert len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "results").exists(), "nothing may be written on bad input"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a GPU")
+def test_cli_refuses_device_cuda_without_a_gpu(tmp_path):
+    # before, the run went on labelled "(cuda)" with --gpus all, or blamed --gpus with the default
+    done = harness_cli("run", "problems/scalar_gated_delta.yaml", "--device", "cuda", "--gpus", "all",
+                       "--results", str(tmp_path / "results"), timeout=120)
+    assert done.returncode == 2 and done.stderr.strip() == "error: --device cuda: no CUDA device is visible"
+    assert not (tmp_path / "results").exists()
