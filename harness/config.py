@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from harness.problem import ProblemError
+from harness.problem import ProblemError, invalid_yaml
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.yaml"
 TIMING_METHODS = ("events", "graph", "host")
@@ -72,7 +72,7 @@ def _read(path: Path) -> dict:
     except FileNotFoundError:
         raise ProblemError(f"{path}: file not found (expected a config YAML file)") from None
     except yaml.YAMLError as exc:
-        raise ProblemError(f"{path}: document: expected valid YAML ({exc})") from None
+        raise invalid_yaml(path, exc) from None
     if data is None:
         return {}
     if not isinstance(data, dict):

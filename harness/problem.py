@@ -116,6 +116,13 @@ def _distribution(path: Path, key: str, spec: dict, extra_keys: set[str]) -> tup
     return dist, params
 
 
+def invalid_yaml(path: Path, exc: yaml.YAMLError) -> ProblemError:
+    """One line for a file that is not YAML: the file, the line and what the parser expected."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1}" if mark else "document"
+    return ProblemError(f"{path}: {where}: expected valid YAML ({getattr(exc, 'problem', None) or exc})")
+
+
 def load_problem(path: str | Path) -> Problem:
     path = Path(path)
     try:
@@ -127,9 +134,7 @@ def load_problem(path: str | Path) -> Problem:
     try:
         data = yaml.safe_load(raw_text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else "document"
-        raise ProblemError(f"{path}: {where}: expected valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+        raise invalid_yaml(path, exc) from None
     data = _mapping(path, "document", data)
     _unknown(path, "", data, TOP_KEYS)
     for key in ("name", "reference", "shapes", "inputs", "verify"):
