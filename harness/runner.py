@@ -213,14 +213,14 @@ class Run:
 
     def evaluate_job(self, entry: Entry, shapes: list[str], gpu: int | None,
                      build: build_stage.BuildResult | None) -> tuple[dict, dict, Path, float]:
-        job = {"mode": "evaluate", "device": self.env.device, "problem_path": str(self.problem.path),
+        job = {"mode": "evaluate", "device": self.env.device, "problem_path": str(self.problem.path.resolve()),
                "shapes": shapes, "timing": self.config.timing, "secret_seed": self.secret_seed,
                "baseline": entry.baseline or None, "check_reference": entry.id == EAGER, "gpu": gpu,
                "compile_shapes": self.config.get("baselines").get("compile_shapes", []),
                "compile_time_limit_s": self.config.get("baselines.compile_time_limit_s")}
         env_overrides = {}
         if entry.candidate is not None:
-            job["candidate"] = {"id": entry.id, "path": str(entry.candidate.path), "sha256": entry.sha256}
+            job["candidate"] = {"id": entry.id, "path": str(entry.candidate.path.resolve()), "sha256": entry.sha256}
             env_overrides = build_stage.worker_environment(build.build_dir, self.env, self.arch, entry.uses_cuda)
             log_path = build.build_dir / f"evaluate-{self.run_id}.log"
         else:

@@ -139,6 +139,7 @@ def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log
         env["PYTHONUNBUFFERED"] = "1"
         started = time.perf_counter()
         with open(log_path, "ab") as log:
+            # workers start in the repository root, whatever the caller's folder: jobs carry absolute paths
             process = subprocess.Popen([sys.executable, "-m", "harness.worker"], stdin=subprocess.PIPE, stdout=log,
                                        stderr=subprocess.STDOUT, env=env, cwd=REPO_ROOT, start_new_session=True)
             with _LIVE_LOCK:

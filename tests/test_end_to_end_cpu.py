@@ -13,8 +13,10 @@ CANDIDATES = ["cpu_scalar.py", "cpu_zeros.py", "cpu_compile_error.py", "no_model
 @pytest.fixture(scope="module")
 def cpu_run(tmp_path_factory, cache_config):
     results = tmp_path_factory.mktemp("results")
-    done = harness_cli("run", "problems/scalar_gated_delta.yaml", "--device", "cpu", "--results", str(results),
-                       "--config", str(cache_config), "--candidates", *[str(FIXTURES / c) for c in CANDIDATES])
+    # run from tests/ with paths relative to it: workers start in the repository root, and must still find them
+    done = harness_cli("run", "../problems/scalar_gated_delta.yaml", "--device", "cpu", "--results", str(results),
+                       "--config", str(cache_config), "--candidates", *[f"fixtures/{c}" for c in CANDIDATES],
+                       cwd=REPO / "tests")
     assert done.returncode == 0, done.stdout + done.stderr
     return results / "scalar_gated_delta", done
 
