@@ -70,6 +70,8 @@ def test_unknown_shape_is_refused():
     (["run", "problems/scalar_gated_delta.yaml", "--candidates", "no/such/dir"], "no/such/dir: --candidates"),
     (["run", "problems/scalar_gated_delta.yaml", "--bogus"], "unrecognized arguments: --bogus"),
     (["run", "problems/scalar_gated_delta.yaml", "--config", "missing.yaml"], "missing.yaml: file not found"),
+    (["run", "problems/scalar_gated_delta.yaml", "--config", "tests/fixtures/no_eager.yaml"],
+     "tests/fixtures/no_eager.yaml: baselines.eager: expected true"),
     (["run", "problems/scalar_gated_delta.yaml", "--config", "tests/fixtures/not_yaml.yaml"],
      "tests/fixtures/not_yaml.yaml: line 4: expected valid YAML"),
 ])
