@@ -1,10 +1,12 @@
 """Static check of a candidate file: source text in, a sorted list of `Finding`s out.
 
 Rules are small pure functions registered with a stable ID and a severity. Each takes a parsed
-`CandidateSource` and yields `Finding`s; the first line of its docstring is its rationale, shown
+`CandidateSource` and yields `Finding`s; the first paragraph of its docstring is its rationale, shown
 by `harness rules`. A finding of severity `error` rejects the candidate; `warning` is shown only.
 """
 from __future__ import annotations
+
+import inspect
 
 import ast
 from dataclasses import dataclass, field
@@ -63,7 +65,8 @@ class RuleSpec:
 
     @property
     def rationale(self) -> str:
-        return (self.func.__doc__ or "").strip().splitlines()[0] if self.func.__doc__ else ""
+        paragraph = inspect.cleandoc(self.func.__doc__ or "").split("\n\n")[0]
+        return " ".join(paragraph.split())
 
 
 RULES: dict[str, RuleSpec] = {}
