@@ -174,6 +174,7 @@ def to_frame(rows: list[Row], shapes: list[str]) -> pd.DataFrame:
             item[f"{shape}_time_us"] = entry.get("time_us")
             item[f"{shape}_iqr_us"] = entry.get("iqr_us")
             item[f"{shape}_host_us"] = entry.get("host_us")
+            item[f"{shape}_host_bound"] = entry.get("host_bound", False)
             item[f"{shape}_speedup"] = entry.get("speedup")
             item[f"{shape}_speedup_vs_best_baseline"] = entry.get("speedup_vs_best_baseline")
             item[f"{shape}_max_abs_err"] = entry.get("max_abs_err")

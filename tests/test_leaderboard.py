@@ -5,7 +5,7 @@ import io
 from rich.console import Console
 
 from harness.cli import print_table
-from harness.leaderboard import build_rows, table_cells
+from harness.leaderboard import build_rows, table_cells, to_frame
 from harness.records import Record
 from harness.runner import RunSummary
 
@@ -66,5 +66,7 @@ def test_tables_give_host_time_beside_device_time():
 def test_a_host_bound_time_says_so():
     eager = dataclasses.replace(record("ref:eager", "a", "ok", 8400.0, kind="baseline", host_us=8500.0),
                                 timing={"method": "events", "host_bound": True})
-    header, body = table_cells(build_rows([eager], ["ref:eager"], ["a"]), ["a"])
+    rows = build_rows([eager], ["ref:eager"], ["a"])
+    header, body = table_cells(rows, ["a"])
     assert dict(zip(header, body[0]))["a time"] == "8.4 ms (host-bound)"
+    assert to_frame(rows, ["a"]).loc[0, "a_host_bound"]
