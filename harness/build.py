@@ -109,8 +109,8 @@ def build_one(candidate: Candidate, uses_cuda: bool, env: EnvInfo, arch: str, ca
         # No trusted entry: ext/ holds a build that failed or was killed half-way, maybe with torch's own
         # lock file in it, on which the next build would wait forever. This run holds the directory's lock.
         shutil.rmtree(directory / "ext", ignore_errors=True)
-        job = {"mode": "build", "candidate": {"id": candidate.id, "path": str(candidate.path.resolve()), "sha256": candidate.sha256},
-               "device": "cpu"}
+        job = {"mode": "build", "device": "cpu",
+               "candidate": {"id": candidate.id, "path": str(candidate.path.resolve()), "sha256": candidate.sha256}}
         log_path.write_text(f"# build of {candidate.path} at {now_utc()}\n")
         outcome = spawn_worker(job, worker_environment(directory, env, arch, uses_cuda), time_limit_s, log_path)
         if outcome.timed_out:

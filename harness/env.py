@@ -118,7 +118,7 @@ def collect_env(device: str) -> EnvInfo:
     gpu_count = torch.cuda.device_count() if torch.cuda.is_available() else 0
     use_cuda = device in ("cuda", "auto") and gpu_count > 0   # `--device cuda` with no GPU is refused by the caller
     name, driver, capability, sm_count, l2 = _cpu_name(), "", "", 0, 0
-    if use_cuda and gpu_count:
+    if use_cuda:
         props = torch.cuda.get_device_properties(0)
         name, capability, sm_count = props.name, f"{props.major}.{props.minor}", props.multi_processor_count
         l2 = int(getattr(props, "L2_cache_size", 0))

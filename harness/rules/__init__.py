@@ -6,9 +6,8 @@ by `harness rules`. A finding of severity `error` rejects the candidate; `warnin
 """
 from __future__ import annotations
 
-import inspect
-
 import ast
+import inspect
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
