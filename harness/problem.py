@@ -19,7 +19,7 @@ DISTRIBUTIONS = {
     "sigmoid_normal": {"mean": 0.0, "std": 1.0},       # sigmoid(N(mean, std)): in (0, 1)
 }
 DTYPES = ("float32", "float64", "float16", "bfloat16")
-TOP_KEYS = {"name", "description", "reference", "dtype", "init_inputs", "shapes", "inputs", "verify"}
+TOP_KEYS = {"name", "description", "reference", "dtype", "init_inputs", "shapes", "check_shapes", "inputs", "verify"}
 VERIFY_KEYS = {"seeds", "cases", "tolerance"}
 TOLERANCE_KEYS = {"rtol", "atol_rms"}
 MAX_ELEMENTS = 2**34
@@ -66,6 +66,8 @@ class Problem:
     rtol: float
     atol_rms: float
     sha256: str = field(default="")
+    # verified for every candidate in every run, never timed: odd sizes a kernel tuned to `shapes` must also get right
+    check_shapes: dict[str, Shape] = field(default_factory=dict)
 
     @property
     def reference_module(self) -> str:
@@ -116,6 +118,47 @@ def _distribution(path: Path, key: str, spec: dict, extra_keys: set[str]) -> tup
     return dist, params
 
 
+def _shapes(path: Path, key: str, raw: dict, inputs: list[InputSpec]) -> dict[str, Shape]:
+    """Named shapes: every dimension the inputs use, sized by a positive int, each input at most MAX_ELEMENTS."""
+    dim_names = {d for spec in inputs for d in spec.shape}
+    shapes = {}
+    for shape_name, dims in raw.items():
+        shape_key = f"{key}.{shape_name}"
+        if str(shape_name) in shapes:
+            raise _fail(path, shape_key, f"distinct names in {key} ({shape_name!r} is given twice)")
+        dims = _mapping(path, shape_key, dims)
+        missing = sorted(dim_names - set(dims))
+        if missing:
+            raise _fail(path, f"{shape_key}.{missing[0]}", "a size for every dimension the inputs use (missing)")
+        _unknown(path, f"{shape_key}.", dims, dim_names)
+        sizes = {d: _positive_int(path, f"{shape_key}.{d}", v) for d, v in dims.items()}
+        for spec in inputs:
+            if math.prod(spec.sizes(Shape(shape_name, sizes))) > MAX_ELEMENTS:
+                raise _fail(path, shape_key, f"at most {MAX_ELEMENTS} elements per input ({spec.name} is larger)")
+        shapes[str(shape_name)] = Shape(str(shape_name), sizes)
+    return shapes
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML keeps the last of two equal keys; a shape given twice would vanish without a word."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                duplicate = key in seen
+            except TypeError:                   # unhashable: the base class reports it
+                break
+            if duplicate:
+                raise yaml.constructor.ConstructorError(None, None, f"each key once per mapping, got {key!r} twice",
+                                                        key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def invalid_yaml(path: Path, exc: yaml.YAMLError) -> ProblemError:
     """One line for a file that is not YAML: the file, the line and what the parser expected."""
     mark = getattr(exc, "problem_mark", None)
@@ -132,7 +175,7 @@ def load_problem(path: str | Path) -> Problem:
     except OSError as exc:
         raise ProblemError(f"{path}: cannot read: {exc.strerror}") from None
     try:
-        data = yaml.safe_load(raw_text)
+        data = yaml.load(raw_text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as exc:
         raise invalid_yaml(path, exc) from None
     data = _mapping(path, "document", data)
@@ -175,24 +218,15 @@ def load_problem(path: str | Path) -> Problem:
     names = [spec.name for spec in inputs]
     if len(set(names)) != len(names):
         raise _fail(path, "inputs", f"distinct names, got {names}")
-    dim_names = {d for spec in inputs for d in spec.shape}
 
     raw_shapes = _mapping(path, "shapes", data["shapes"])
     if not raw_shapes:
         raise _fail(path, "shapes", "at least one named shape")
-    shapes = {}
-    for shape_name, dims in raw_shapes.items():
-        key = f"shapes.{shape_name}"
-        dims = _mapping(path, key, dims)
-        missing = sorted(dim_names - set(dims))
-        if missing:
-            raise _fail(path, f"{key}.{missing[0]}", "a size for every dimension the inputs use (missing)")
-        _unknown(path, f"{key}.", dims, dim_names)
-        sizes = {d: _positive_int(path, f"{key}.{d}", v) for d, v in dims.items()}
-        for spec in inputs:
-            if math.prod(spec.sizes(Shape(shape_name, sizes))) > MAX_ELEMENTS:
-                raise _fail(path, key, f"at most {MAX_ELEMENTS} elements per input ({spec.name} is larger)")
-        shapes[str(shape_name)] = Shape(str(shape_name), sizes)
+    shapes = _shapes(path, "shapes", raw_shapes, inputs)
+    check_shapes = _shapes(path, "check_shapes", _mapping(path, "check_shapes", data.get("check_shapes", {})), inputs)
+    clash = sorted(set(shapes) & set(check_shapes))
+    if clash:
+        raise _fail(path, f"check_shapes.{clash[0]}", f"a name not in shapes (shapes.{clash[0]} exists)")
 
     verify = _mapping(path, "verify", data["verify"])
     _unknown(path, "verify.", verify, VERIFY_KEYS)
@@ -222,9 +256,10 @@ def load_problem(path: str | Path) -> Problem:
     rtol = _number(path, "verify.tolerance.rtol", tolerance["rtol"], positive=True)
     atol_rms = _number(path, "verify.tolerance.atol_rms", tolerance["atol_rms"], positive=True)
 
+    # the whole text is hashed, so a change to shapes, check_shapes or anything else is a new problem
     digest = hashlib.sha256(raw_text.encode() + reference_path.read_bytes()).hexdigest()
     return Problem(name, path, reference_path, dtype, tuple(init_inputs), shapes, tuple(inputs),
-                   tuple(cases), rtol, atol_rms, digest)
+                   tuple(cases), rtol, atol_rms, digest, check_shapes)
 
 
 def import_reference(problem: Problem):

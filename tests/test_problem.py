@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from harness.problem import ProblemError, load_problem, select_shapes
+from harness.problem import Problem, ProblemError, load_problem, select_shapes
 from tests.conftest import REPO, harness_cli
 
 GOOD = (REPO / "problems" / "scalar_gated_delta.yaml").read_text()
@@ -17,6 +17,14 @@ def test_shipped_problems_load(name):
     assert set(problem.shapes) == {"seed", "medium", "large"}
     assert problem.shapes["seed"].dims == {"B": 2, "T": 128, "H": 4, "D": 24}
     assert any(case.overrides for case in problem.cases), "a long-memory case must exist"
+    assert set(problem.check_shapes) == {"t1_d5", "t257_d100", "t1000_d128", "t33_d24"}
+    assert problem.check_shapes["t1_d5"].dims == {"B": 1, "T": 1, "H": 3, "D": 5}
+    for shape in problem.check_shapes.values():
+        assert shape.dims["D"] <= 128, "the shipped CUDA kernels take D in [1, 128]"
+        # kept cheap: the float64 reference loops over T in Python at every check shape, every run
+        assert shape.dims["B"] * shape.dims["H"] * shape.dims["D"] ** 2 <= 32768
+    timed = {(s.dims["T"], s.dims["D"]) for s in problem.shapes.values()}
+    assert any(s.dims["T"] % 2 and (s.dims["T"], s.dims["D"]) not in timed for s in problem.check_shapes.values())
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -48,6 +56,51 @@ def test_defects_name_file_and_key(tmp_path, mutate, key):
     message = str(caught.value)
     assert str(path) in message and key in message and "expected" in message
     assert "\n" not in message
+
+
+CHECK_SHAPES = GOOD[GOOD.index("check_shapes:"):GOOD.index("\ninputs:") + 1]
+T33_LINE = GOOD[:GOOD.index("t33_d24:")].count("\n") + 1
+
+
+def test_check_shapes_are_optional(tmp_path):
+    problem = load_problem(write(tmp_path, GOOD.replace(CHECK_SHAPES, "")))
+    assert problem.check_shapes == {} and set(problem.shapes) == {"seed", "medium", "large"}
+
+
+def test_problem_built_without_check_shapes_has_none():
+    shipped = load_problem(REPO / "problems" / "scalar_gated_delta.yaml")
+    built = Problem(shipped.name, shipped.path, shipped.reference_path, shipped.dtype, shipped.init_inputs,
+                    shipped.shapes, shipped.inputs, shipped.cases, shipped.rtol, shipped.atol_rms, shipped.sha256)
+    assert built.check_shapes == {}
+
+
+def test_sha256_follows_check_shapes(tmp_path):
+    before = load_problem(write(tmp_path, GOOD)).sha256
+    after = load_problem(write(tmp_path, GOOD.replace("T: 257,", "T: 259,"))).sha256
+    assert before != after
+
+
+@pytest.mark.parametrize("mutate, line", [
+    (lambda t: t.replace("{B: 1, T: 1,    H: 3, D: 5}", "{B: 1, T: 1, H: 3}"),
+     "check_shapes.t1_d5.D: expected a size for every dimension the inputs use (missing)"),
+    (lambda t: t.replace("T: 257,", "T: 0,"),
+     "check_shapes.t257_d100.T: expected a positive integer, got 0"),
+    (lambda t: t.replace("t33_d24:", "seed:   "),
+     "check_shapes.seed: expected a name not in shapes (shapes.seed exists)"),
+    (lambda t: t.replace("t33_d24:", "t1_d5:  "),
+     f"line {T33_LINE}: expected valid YAML (each key once per mapping, got 't1_d5' twice)"),
+    (lambda t: t.replace("t33_d24:    {B: 7,", "t33_d24:    {E: 1, B: 7,"),
+     "check_shapes.t33_d24.E: expected one of the known keys ['B', 'D', 'H', 'T'] (unknown key)"),
+    (lambda t: t.replace("T: 1000,", "T: 1000000000,"),
+     f"check_shapes.t1000_d128: expected at most {2**34} elements per input (q is larger)"),
+    (lambda t: t.replace(CHECK_SHAPES, "check_shapes: [t1_d5]\n"),
+     "check_shapes: expected a mapping, got list"),
+])
+def test_bad_check_shape_is_one_line(tmp_path, mutate, line):
+    path = write(tmp_path, mutate(GOOD))
+    with pytest.raises(ProblemError) as caught:
+        load_problem(path)
+    assert str(caught.value) == f"{path}: {line}"
 
 
 def test_reference_without_model(tmp_path):
