@@ -3,23 +3,26 @@
 Every candidate compiles in a directory of its own, keyed by a hash of its source, the torch and
 CUDA versions and the target arch: two candidates that use the same extension name never collide,
 and an unchanged candidate is never rebuilt. Compiles run in parallel worker processes under a
-time limit; each keeps its compiler log beside its build.
+time limit; each keeps its compiler log beside its build. A library that built is then read by the
+build-stage rules (I119: the symbols it calls); an error there makes the result `rejected`.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 from harness.discovery import Candidate
 from harness.env import REPO_ROOT, EnvInfo
 from harness.records import locked, now_utc, write_atomic
+from harness.rules import ERROR, check_library
 from harness.spawn import kill_all_workers, spawn_worker
 
 BUILD_RECIPE_VERSION = 1   # bump when the way candidates are compiled changes
@@ -28,12 +31,13 @@ BUILD_RECIPE_VERSION = 1   # bump when the way candidates are compiled changes
 @dataclass(frozen=True)
 class BuildResult:
     candidate: str
-    status: str              # ok, compile_error, load_error, timeout, crashed, skipped
+    status: str              # ok, rejected, compile_error, load_error, timeout, crashed, skipped
     reason: str
     compile_s: float | None
     cached: bool
     build_dir: Path
     log_path: Path
+    check: str = ""          # the rule that rejected the built library (status rejected), e.g. I119
 
 
 def arch_list(setting: str, env: EnvInfo, fallback: str) -> str:
@@ -89,8 +93,58 @@ def can_compile_cuda(env: EnvInfo) -> str:
     return ""
 
 
+class SlotPool:
+    """Sandbox users for concurrent builds: each build holds one, so no build can touch another's folder."""
+
+    def __init__(self, slots: int):
+        self.free = list(range(slots))
+        self.lock = threading.Condition()
+
+    @contextlib.contextmanager
+    def taken(self):
+        with self.lock:
+            while not self.free:
+                self.lock.wait()
+            slot = self.free.pop(0)
+        try:
+            yield slot
+        finally:
+            with self.lock:
+                self.free.append(slot)
+                self.lock.notify()
+
+
+BUILD_SLOTS = SlotPool(32)
+
+
 def build_one(candidate: Candidate, uses_cuda: bool, env: EnvInfo, arch: str, cache_dir: Path,
               time_limit_s: float) -> BuildResult:
+    return screen_libraries(compile_one(candidate, uses_cuda, env, arch, cache_dir, time_limit_s))
+
+
+def screen_libraries(result: BuildResult) -> BuildResult:
+    """Run the build-stage rules on every library an ok build holds (cached ones too: rules change).
+
+    The cache entry stays: the build itself succeeded, and the verdict is recomputed on each use.
+    """
+    if result.status != "ok":
+        return result
+    findings = [f for library in sorted((result.build_dir / "ext").rglob("*.so")) for f in check_library(library)]
+    errors = [f for f in findings if f.severity == ERROR]
+    if findings and not result.cached:
+        try:
+            with open(result.log_path, "a") as log:
+                log.writelines(f"# {f.rule} {f.severity}: {f.message}\n" for f in findings)
+        except OSError:
+            pass
+    if not errors:
+        return result
+    reason = "; ".join(f"{f.rule}: {f.message}" for f in errors)
+    return replace(result, status="rejected", reason=reason, check=errors[0].rule)
+
+
+def compile_one(candidate: Candidate, uses_cuda: bool, env: EnvInfo, arch: str, cache_dir: Path,
+                time_limit_s: float) -> BuildResult:
     directory = build_dir_for(cache_dir, candidate, env, arch)
     log_path = directory / "build.log"
     marker = directory / "built.json"
@@ -112,7 +166,11 @@ def build_one(candidate: Candidate, uses_cuda: bool, env: EnvInfo, arch: str, ca
         job = {"mode": "build", "device": "cpu",
                "candidate": {"id": candidate.id, "path": str(candidate.path.resolve()), "sha256": candidate.sha256}}
         log_path.write_text(f"# build of {candidate.path} at {now_utc()}\n")
-        outcome = spawn_worker(job, worker_environment(directory, env, arch, uses_cuda), time_limit_s, log_path)
+        # importing the candidate runs its code: the build is confined to a user of its own, which may write
+        # only this build's folder, seen at a fixed path (spawn.EXTENSION_MOUNT) that evaluations see too
+        with BUILD_SLOTS.taken() as slot:
+            outcome = spawn_worker(job, worker_environment(directory, env, arch, uses_cuda), time_limit_s, log_path,
+                                   sandbox_slot=slot, extension_dir=directory / "ext")
         if outcome.timed_out:
             return BuildResult(candidate.id, "timeout", f"compile killed after the {time_limit_s:.0f} s time limit",
                                outcome.seconds, False, directory, log_path)

@@ -95,6 +95,8 @@ def load_config(path: str | Path | None = None) -> Config:
     if data["timing"]["l2_flush"] not in L2_FLUSH_MODES:
         raise ProblemError(f"{source}: timing.l2_flush: expected one of {list(L2_FLUSH_MODES)}, "
                            f"got {data['timing']['l2_flush']!r}")
+    if data["check"]["static"] not in ("enforce", "warn"):
+        raise ProblemError(f"{source}: check.static: expected enforce or warn, got {data['check']['static']!r}")
     if data["baselines"]["eager"] is not True:
         raise ProblemError(f"{source}: baselines.eager: expected true (the eager reference always runs: every "
                            f"speedup is over it), got {data['baselines']['eager']!r}")

@@ -1,14 +1,17 @@
-"""Runner: a problem, candidates and a config in; records appended and leaderboards written out.
+"""Runner: a problem, candidates and a config in; signed records appended and leaderboards written out.
 
 Order of work: environment probe (child process), static check (in process: parsing only),
-parallel builds (worker processes), and evaluation, one worker process per candidate: the eager
+parallel builds (confined worker processes), and evaluation, one judge process per candidate (which runs
+the candidate in a confined sandbox of its own, judge.py): the eager
 reference first, on a quiet CPU (it also proves the problem is not near-constant), then the builds,
 and the other baselines and the candidates as their builds finish (or after all builds, on CPU runs),
-spread over the GPUs. Finished records from an earlier run with the same candidate, problem,
-environment and config are reused, so an interrupted run resumes.
+spread over the GPUs. Only the runner writes records, each signed with a key no worker sees
+(signing.py); finished records from an earlier run with the same candidate, problem, environment and
+config, whose signature checks out, are reused, so an interrupted run resumes.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -22,17 +25,20 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from harness import build as build_stage
+from harness import confine, signing
 from harness.config import Config
 from harness.discovery import Candidate
 from harness.env import REPO_ROOT, EnvInfo
 from harness.leaderboard import EAGER, Row, build_rows, write_leaderboard
 from harness.problem import Problem, ProblemError, select_shapes
+from harness.protocol import EvaluateJob, ShapeOutcome
 from harness.records import Record, append_record, now_utc, read_records, write_atomic
 from harness.rules import ERROR, check_source, is_accepted, parse_candidate
 from harness.spawn import kill_all_workers, spawn_worker
 
 log = logging.getLogger(__name__)
 BASELINES = (("ref:eager", "eager"), ("ref:graph", "graph"), ("ref:compile", "compile"))
+EVALUATION_SLOTS = 32   # sandbox users 0..31 are for builds, 32.. for evaluations (one per GPU)
 
 
 class Reporter(Protocol):
@@ -109,6 +115,7 @@ class Run:
         self.run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + secrets.token_hex(3)
         self.config_sha = config_digest(self.config)
         self.secret_seed = secrets.randbits(62)
+        self.record_key = signing.record_key()
         self.done: dict[tuple, Record] = {}
         self.lock = threading.Lock()
         self.held: list[Record] | None = None   # records waiting on the reference check (several GPUs)
@@ -128,7 +135,7 @@ class Run:
             if self.held is not None and entry.id != EAGER:
                 self.held.append(record)   # until the reference is known to depend on its inputs
             else:
-                append_record(self.records_path, record)
+                append_record(self.records_path, record, self.record_key)
             self.done[record.resume_key] = record
             self.evaluated += 1
         return record
@@ -136,7 +143,7 @@ class Run:
     def release_held(self) -> None:
         with self.lock:
             for record in self.held or []:
-                append_record(self.records_path, record)
+                append_record(self.records_path, record, self.record_key)
             self.held = None
 
     def key(self, entry: Entry, shape: str) -> tuple:
@@ -156,7 +163,7 @@ class Run:
     def load_previous(self) -> None:
         if self.options.fresh:
             return
-        for record in read_records(self.records_path):
+        for record in read_records(self.records_path, self.record_key):   # only records whose signature checks out
             self.done[record.resume_key] = record
 
     # --- stages --------------------------------------------------------------------------------------
@@ -168,13 +175,14 @@ class Run:
 
     def check(self, candidates: list[Candidate]) -> list[Entry]:
         accepted = []
+        enforce = self.config.get("check.static") == "enforce"
         self.reporter.phase("check", len(candidates))
         for candidate in candidates:
             text = candidate.path.read_text(encoding="utf-8", errors="replace")
             source = parse_candidate(str(candidate.path), text, self.problem.reference_module)
             findings = check_source(source)
             entry = Entry(candidate.id, "candidate", candidate.sha256, candidate, uses_cuda=source.uses_cuda)
-            if is_accepted(findings):
+            if is_accepted(findings) or not enforce:
                 accepted.append(entry)
             else:
                 errors = [f for f in findings if f.severity == ERROR]
@@ -212,35 +220,55 @@ class Run:
                 self.reporter.advance("evaluate", entry.id)
 
     def evaluate_job(self, entry: Entry, shapes: list[str], gpu: int | None,
-                     build: build_stage.BuildResult | None) -> tuple[dict, dict, Path, float]:
-        job = {"mode": "evaluate", "device": self.env.device, "problem_path": str(self.problem.path.resolve()),
-               "shapes": shapes, "timing": self.config.timing, "secret_seed": self.secret_seed,
-               "baseline": entry.baseline or None, "check_reference": entry.id == EAGER, "gpu": gpu,
-               "compile_shapes": self.config.get("baselines").get("compile_shapes", []),
-               "compile_time_limit_s": self.config.get("baselines.compile_time_limit_s")}
-        env_overrides = {}
+                     build: build_stage.BuildResult | None) -> tuple[EvaluateJob, dict, Path, float]:
+        sandbox_env: dict[str, str] = {"MAX_JOBS": "2"}
+        extension_dir = ""
         if entry.candidate is not None:
-            job["candidate"] = {"id": entry.id, "path": str(entry.candidate.path.resolve()), "sha256": entry.sha256}
-            env_overrides = build_stage.worker_environment(build.build_dir, self.env, self.arch, entry.uses_cuda)
+            overrides = build_stage.worker_environment(build.build_dir, self.env, self.arch, entry.uses_cuda)
+            sandbox_env.update(overrides)
+            extension_dir = overrides["TORCH_EXTENSIONS_DIR"]
             log_path = build.build_dir / f"evaluate-{self.run_id}.log"
         else:
             log_path = self.output_dir / "logs" / f"{entry.id.replace(':', '_')}-{self.run_id}.log"
+        env_overrides = {}
         if entry.baseline == "compile":   # reuse torch.compile's cache between runs
             env_overrides["TORCHINDUCTOR_CACHE_DIR"] = str(self.build_cache_dir() / "inductor")
+            sandbox_env["TORCHINDUCTOR_CACHE_DIR"] = env_overrides["TORCHINDUCTOR_CACHE_DIR"]
         if gpu is not None and self.env.device == "cuda":
             env_overrides["CUDA_VISIBLE_DEVICES"] = str(gpu)
+            sandbox_env["CUDA_VISIBLE_DEVICES"] = str(gpu)
+        slot = EVALUATION_SLOTS + (gpu or 0) if entry.candidate is not None else None
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        job = EvaluateJob(
+            device=self.env.device, problem_path=str(self.problem.path.resolve()), shapes=tuple(shapes),
+            timing=self.config.timing, judge=dict(self.config.get("judge")), secret_seed=self.secret_seed,
+            results_path="", log_path=str(log_path), candidate_id=entry.id,
+            candidate_path=str(entry.candidate.path.resolve()) if entry.candidate is not None else "",
+            candidate_sha256=entry.sha256 if entry.candidate is not None else "", baseline=entry.baseline,
+            check_reference=entry.id == EAGER, gpu=gpu,
+            compile_shapes=tuple(self.config.get("baselines").get("compile_shapes", [])),
+            compile_time_limit_s=float(self.config.get("baselines.compile_time_limit_s")),
+            sandbox_slot=slot, sandbox_env=sandbox_env, extension_dir=extension_dir)
         limit = float(self.config.get("evaluate.time_limit_s"))
         if entry.baseline == "compile":   # dynamo may swallow the in-process alarm: the process limit backs it
             limit = min(limit, float(self.config.get("baselines.compile_time_limit_s")) * len(shapes) + 120)
         return job, env_overrides, log_path, limit
+
+    def judge(self, job: EvaluateJob, env_overrides: dict, limit: float, log_path: Path, on_line=None):
+        try:
+            return spawn_worker(job.to_json(), env_overrides, limit, log_path, on_line=on_line, module="harness.judge")
+        finally:   # a judge killed at its time limit leaves its sandbox's user behind
+            if job.sandbox_slot is not None and confine.can_drop_privileges():
+                confine.kill_user(confine.sandbox_uid(job.sandbox_slot))
 
     def warm_compile(self, entry: Entry, gpu: int | None) -> None:
         """torch.compile the reference in its own worker while the candidates are evaluated (the compile is
         host work), so the timed worker queued last finds inductor's caches warm."""
         shapes = self.pending_shapes(entry)
         job, env_overrides, log_path, limit = self.evaluate_job(entry, shapes, gpu, None)
-        outcome = spawn_worker(dict(job, warm_only=True), env_overrides, limit, log_path)
-        self.compile_warm_s = {line["shape"]: line["compile_s"] for line in outcome.lines if line.get("stage") == "warm"}
+        outcome = self.judge(dataclasses.replace(job, warm_only=True), env_overrides, limit, log_path)
+        self.compile_warm_s = {line["shape"]: line["compile_s"] for line in outcome.lines
+                               if line.get("stage") == "warm" and line.get("compile_s") is not None}
 
     def evaluate_shapes(self, entry: Entry, gpu: int | None, build: build_stage.BuildResult | None) -> None:
         shapes = self.pending_shapes(entry)
@@ -264,25 +292,25 @@ class Run:
         seen = set()
 
         def take(line: dict) -> None:
-            """Record one finished shape while the worker goes on with the next."""
-            shape = line.get("shape")
+            """Record one finished shape while the judge goes on with the next."""
+            outcome = ShapeOutcome.from_json(line)
+            shape = outcome.shape
             if shape not in shapes or shape in seen:
                 return
             seen.add(shape)
-            timing = line.get("timing") or {}
             line_extra = dict(extra)
             if entry.baseline == "compile" and shape in self.compile_warm_s:
                 line_extra["compile_s"] = self.compile_warm_s[shape]
-            self.record(entry, shape, line["status"], line.get("reason", ""), line.get("stage", ""),
-                        check=line.get("check", ""), max_abs_err=line.get("max_abs_err"),
-                        max_rel_err=line.get("max_rel_err"), trials=line.get("trials"),
-                        time_us=line.get("time_us"), host_us=timing.get("host_median_us"), timing=timing, **line_extra)
-            if line.get("near_constant"):
+            self.record(entry, shape, outcome.status, outcome.reason, outcome.stage, check=outcome.check,
+                        max_abs_err=outcome.max_abs_err, max_rel_err=outcome.max_rel_err, trials=outcome.trials,
+                        time_us=outcome.time_us, host_us=outcome.host_us, timing=outcome.timing,
+                        confinement=outcome.confinement, **line_extra)
+            if outcome.near_constant:
                 self.near_constant = True
-            if line["status"] in ("compile_error", "load_error") and build is not None and build.cached:
+            if outcome.status in ("compile_error", "load_error") and build is not None and build.cached:
                 build_stage.forget_build(build)   # a cached build that no longer loads: rebuild next time
 
-        outcome = spawn_worker(job, env_overrides, limit, log_path, on_line=take)
+        outcome = self.judge(job, env_overrides, limit, log_path, on_line=take)
         missing = [s for s in shapes if s not in seen]
         for shape in missing:
             if outcome.timed_out and entry.baseline == "compile":

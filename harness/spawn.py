@@ -2,11 +2,16 @@
 
 Each worker runs in its own process group so that a timeout kills it and everything it started
 (the compiler included). Results travel through a file of JSON lines, never parsed from stdout.
+A worker that runs candidate code itself (a build imports the candidate, which compiles) runs confined:
+a user of its own, a minimal environment, a private temporary folder (confine.py); it may write only
+its results file and the folders it is given, and every process of its user is killed when it ends.
+Evaluations run in the judge (judge.py), trusted, which confines the candidate's sandbox itself.
 """
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +22,7 @@ from dataclasses import dataclass
 from typing import Callable
 from pathlib import Path
 
+from harness import confine
 from harness.env import REPO_ROOT
 
 
@@ -47,6 +53,110 @@ class WorkerOutcome:
         except OSError:
             return ""
         return f": {lines[-1][:160]}" if lines else ""
+
+
+# Where a confined process sees its candidate's extension folder: one fixed path, mounted in a mount namespace
+# of its own over the real folder (the build's, or a private copy for an evaluation), so torch's loader finds
+# the build where it was made and never rebuilds, and no sandbox needs a way into the real cache's folders.
+EXTENSION_MOUNT = Path("/tmp/harness-ext")
+
+
+def mounts_possible() -> bool:
+    return confine.can_drop_privileges() and sys.platform.startswith("linux")
+
+
+def extension_mount() -> Path:
+    """The fixed mount point, made once (root-owned, 0755); an impostor there is refused."""
+    try:
+        EXTENSION_MOUNT.mkdir(mode=0o755)
+    except FileExistsError:
+        pass
+    info = EXTENSION_MOUNT.lstat()
+    if not EXTENSION_MOUNT.is_dir() or EXTENSION_MOUNT.is_symlink() or info.st_uid != os.geteuid():
+        raise PermissionError(f"{EXTENSION_MOUNT}: expected a folder owned by uid {os.geteuid()}, not a link")
+    return EXTENSION_MOUNT
+
+
+def _blocked_ancestor(path: Path) -> Path | None:
+    """The highest folder above `path` that other users cannot enter (e.g. /root, 0700), or None."""
+    for ancestor in reversed(path.parents):
+        try:
+            if not os.stat(ancestor).st_mode & 0o001:
+                return ancestor
+        except OSError:
+            return None
+    return None
+
+
+def reach_plan(paths: list[Path]) -> list[tuple[str, list[str]]]:
+    """Folders a sandbox's user cannot enter, each with what inside it the sandbox needs (the interpreter's
+    installation, say, under a 0700 /root): the mount namespace hides each such folder behind an empty
+    tmpfs and mounts only those paths back, so the sandbox reaches them and nothing else there."""
+    plan: dict[Path, set[str]] = {}
+    for path in paths:
+        real = Path(os.path.realpath(path))
+        blocked = _blocked_ancestor(real)
+        if blocked is not None:
+            plan.setdefault(blocked, set()).add(str(real))
+    return [(str(blocked), sorted(needed)) for blocked, needed in sorted(plan.items())]
+
+
+def interpreter_paths() -> list[Path]:
+    """What a sandboxed Python needs to read: the harness, the interpreter and its packages."""
+    import sysconfig
+    found = [REPO_ROOT, Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent]
+    found += [Path(p) for p in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}]
+    return found
+
+
+def with_binds(binds: list[tuple[str, str]], then: Callable[[], None] | None,
+               stash: Path | None = None) -> Callable[[], None] | None:
+    """A preexec function that, in a mount namespace of the child's own (private propagation: nothing leaks
+    back to the host), makes the interpreter reachable (see `reach_plan`; `stash` is a root-owned folder for
+    its temporary mount points), bind-mounts each source over its target, then applies the confinement."""
+    plan = reach_plan(interpreter_paths()) if stash is not None else []
+    if not binds and not plan:
+        return then
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    CLONE_NEWNS, MS_REC, MS_PRIVATE, MS_BIND, MS_NOSUID, MS_NODEV = 0x00020000, 0x4000, 1 << 18, 4096, 2, 4
+    encoded = [(source.encode(), target.encode()) for source, target in binds]
+    steps = []   # (blocked folder, [(needed path, its stash mount point)])
+    for index, (blocked, needed) in enumerate(plan):
+        points = []
+        for inner, path in enumerate(needed):
+            point = stash / f"{index}-{inner}"
+            point.mkdir(parents=True, exist_ok=True)
+            points.append((path, str(point)))
+        steps.append((blocked, points))
+
+    def fail(step: str) -> None:
+        code = ctypes.get_errno()
+        os.write(2, f"sandbox mount failed at {step}: {os.strerror(code)}\n".encode())
+        raise OSError(code, step)
+
+    def preexec() -> None:
+        if libc.unshare(CLONE_NEWNS) != 0:
+            fail("unshare(CLONE_NEWNS)")
+        if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+            fail("making mounts private")
+        for blocked, points in steps:
+            for path, point in points:
+                if libc.mount(path.encode(), point.encode(), None, MS_BIND | MS_REC, None) != 0:
+                    fail(f"stash {path}")
+            if libc.mount(b"tmpfs", blocked.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=755") != 0:
+                fail(f"hide {blocked}")
+            for path, point in points:
+                os.makedirs(path, mode=0o755, exist_ok=True)
+                if libc.mount(point.encode(), path.encode(), None, MS_BIND | MS_REC, None) != 0:
+                    fail(f"restore {path}")
+        for source, target in encoded:
+            if libc.mount(source, target, None, MS_BIND, None) != 0:
+                fail(f"bind {source!r}")
+        if then is not None:
+            then()
+    return preexec
 
 
 _LIVE: set[subprocess.Popen] = set()
@@ -125,10 +235,16 @@ class LineReader:
 
 
 def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log_path: Path,
-                 on_line: Callable[[dict], None] | None = None) -> WorkerOutcome:
-    """Run one worker to its end (or its time limit). `on_line` sees each result line as soon as the worker
-    has written it, so the caller can record a finished shape while the next one runs."""
+                 on_line: Callable[[dict], None] | None = None, module: str = "harness.worker",
+                 sandbox_slot: int | None = None, writable: list[Path] = (),
+                 extension_dir: Path | None = None) -> WorkerOutcome:
+    """Run one worker (`module`) to its end (or its time limit). `on_line` sees each result line as soon as the
+    worker has written it, so the caller can record a finished shape while the next one runs. With
+    `sandbox_slot` the worker runs confined (a user of its own where the runner is root), able to write only
+    its results file, `writable` and `extension_dir` (seen at EXTENSION_MOUNT), and imports a copy of the
+    candidate file made in its own folder."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    uid = confine.sandbox_uid(sandbox_slot) if sandbox_slot is not None and confine.can_drop_privileges() else None
     with tempfile.TemporaryDirectory(prefix="harness-worker-") as scratch:
         results_path = Path(scratch) / "results.jsonl"
         results_path.touch()
@@ -137,11 +253,32 @@ def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log
         env.update(env_overrides)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH", "")]))
         env["PYTHONUNBUFFERED"] = "1"
+        preexec, private_tmp = None, None
+        if sandbox_slot is not None:
+            confine.kill_user(uid)
+            writable = [*writable, Path(scratch)]
+            keep = dict(env_overrides, PYTHONPATH=str(REPO_ROOT), PYTHONUNBUFFERED="1")
+            binds = []
+            if extension_dir is not None:
+                extension_dir.mkdir(parents=True, exist_ok=True)
+                writable.append(extension_dir)
+                if uid is not None and mounts_possible():
+                    binds.append((str(extension_dir), str(extension_mount())))
+                    keep["TORCH_EXTENSIONS_DIR"] = str(EXTENSION_MOUNT)
+            if job.get("candidate", {}).get("path"):   # the confined user may not reach the original's folder
+                copy = Path(scratch) / Path(job["candidate"]["path"]).name
+                shutil.copyfile(job["candidate"]["path"], copy)
+                job = dict(job, candidate=dict(job["candidate"], path=str(copy)))
+            private_tmp, confinement = confine.prepare_sandbox(uid, writable)
+            env = confine.sandbox_env(private_tmp, keep)
+            stash = Path(tempfile.mkdtemp(prefix="harness-stash-")) if uid is not None and mounts_possible() else None
+            preexec = with_binds(binds, confine.preexec(uid, confinement), stash)
         started = time.perf_counter()
         with open(log_path, "ab") as log:
             # workers start in the repository root, whatever the caller's folder: jobs carry absolute paths
-            process = subprocess.Popen([sys.executable, "-m", "harness.worker"], stdin=subprocess.PIPE, stdout=log,
-                                       stderr=subprocess.STDOUT, env=env, cwd=REPO_ROOT, start_new_session=True)
+            process = subprocess.Popen([sys.executable, "-m", module], stdin=subprocess.PIPE, stdout=log,
+                                       stderr=subprocess.STDOUT, env=env, cwd=REPO_ROOT, start_new_session=True,
+                                       preexec_fn=preexec)
             with _LIVE_LOCK:
                 _LIVE.add(process)
             timed_out = False
@@ -171,6 +308,11 @@ def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log
                     _kill_tree(process)
                 with _LIVE_LOCK:
                     _LIVE.discard(process)
+                if sandbox_slot is not None:   # daemons it started die with it, and its folders come back
+                    confine.kill_user(uid)
+                    confine.release_sandbox(private_tmp, writable)
+                    if stash is not None:
+                        shutil.rmtree(stash, ignore_errors=True)
         seconds = time.perf_counter() - started
         collect()
     return WorkerOutcome(lines, process.returncode, timed_out, seconds, log_path)

@@ -78,8 +78,11 @@ def _enough(samples: list[float], started: float, settings: dict) -> bool:
 Prepare = Callable[[int], None]
 
 
-def _no_prepare(i: int) -> None:
+def no_prepare(i: int) -> None:
     pass
+
+
+_no_prepare = no_prepare
 
 
 def warm_up(call: Callable[[int], object], settings: dict, synchronize: Callable[[], None],
@@ -235,22 +238,38 @@ def spin_check(queued_us: list[float], spin_us: float,
     return keep, 0.0 if 1.5 * typical > MAX_SPIN_US else MAX_SPIN_US
 
 
-def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare) -> EventSamples:
+@dataclass
+class SpinState:
+    """What the events method has learnt about a call so far, carried from one batch of calls to the next."""
+    spin_us: float = 40.0
+    history: list[float] = field(default_factory=list)
+    host_bound: bool = False
+
+
+def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare,
+                     calls: int | None = None, state: SpinState | None = None) -> EventSamples:
     """Per call: load inputs, flush the L2, spin, an empty event pair, then the event pair around the call.
     The spin holds the GPU until the host has queued the pairs and the call, so no host latency is timed
     (see `spin_check`). The empty pair measures what recording two events costs the GPU by itself (about
-    3 us on an H200). Batches start at one call, so a slow call costs little while the spin adapts."""
+    3 us on an H200). Batches start at one call, so a slow call costs little while the spin adapts.
+    With `calls`, exactly that many calls are made (each on inputs of its own, see the sandbox), and `state`
+    carries the spin from one such request to the next."""
     flush = l2_flusher(torch.device("cuda"), settings["l2_flush"])
-    result = EventSamples([], [], float(settings["spin_us"]))
+    state = state if state is not None else SpinState(float(settings["spin_us"]))
+    result = EventSamples([], [], 0.0 if state.host_bound else state.spin_us, host_bound=state.host_bound)
     started = time.perf_counter()
     batch = 1
-    queued_history: list[float] = []
-    while not _enough(result.raw_us, started, settings):
+    queued_history = state.history
+    made = 0
+    while (made < calls) if calls is not None else not _enough(result.raw_us, started, settings):
+        if calls is not None:
+            batch = min(batch, calls - made)
+        first, made = made, made + batch
         cycles = _spin_cycles(result.spin_us)
         events = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(batch)]
         queued_us = []
         for index, (empty_start, empty_end, start, end) in enumerate(events):
-            prepare(len(result.raw_us) + index)
+            prepare(first + index)
             if flush is not None:
                 flush()
             if cycles:
@@ -259,7 +278,7 @@ def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Pre
             empty_start.record()
             empty_end.record()
             start.record()
-            call(len(result.raw_us) + index)
+            call(first + index)
             end.record()
             queued_us.append((time.perf_counter() - spin_queued) * 1e6)
         torch.cuda.synchronize()
@@ -280,7 +299,8 @@ def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Pre
             result.host_bound = True
         result.spin_us = next_spin
         batch = min(100, batch * 2)
-    if not result.raw_us:
+    state.spin_us, state.history, state.host_bound = result.spin_us, queued_history, result.host_bound
+    if not result.raw_us and calls is None:
         raise RuntimeError(f"events: no call could be timed within {4 * settings['budget_s']:.1f} s "
                            f"({result.discarded} outran the spin)")
     return result

@@ -38,7 +38,7 @@ def outcome(row: dict) -> str:
 def run_all(tmp_path_factory, build_cache, device: str, files: list[Path]) -> dict:
     config = tmp_path_factory.mktemp("dynconfig") / "test.yaml"
     config.write_text(f"build:\n  cache_dir: {build_cache}\ntiming:\n  budget_s: 0.2\n  warmup_ms: 5\n"
-                      "  min_iters: 5\n  input_sets: 3\nbaselines:\n  graph: false\n  compile: false\n")
+                      "  min_iters: 5\nbaselines:\n  graph: false\n  compile: false\n")
     results = tmp_path_factory.mktemp("dynresults")
     done = harness_cli("run", "problems/scalar_gated_delta.yaml", "--device", device, "--results", str(results),
                        "--config", str(config), "--candidates", *map(str, files))

@@ -1,0 +1,875 @@
+"""Judge: one candidate (or baseline) evaluated without ever importing its code; a job in, `ShapeOutcome` lines out.
+
+`python -m harness.judge` reads an `EvaluateJob` (JSON) on stdin and appends one `ShapeOutcome` per
+shape to the job's results file. It holds what a candidate must not reach: the secret seed, the float64
+gold model, the verifier, the statistics and the results path. The candidate runs in a sandbox process
+(sandbox.py) under a user of its own (confine.py); the two share only a memory arena (a memfd holding
+input and output slots) and two pipes of typed, versioned messages (protocol.py).
+
+What the judge does itself, and so what no candidate can forge:
+- draws every input from the secret seed and writes it into the arena;
+- reads every output back from the arena and compares it with the gold it computed;
+- gives every timed call inputs it has never seen, and decides in secret, after the calls, which of their
+  outputs it fetches and checks (D103);
+- times back-to-back bursts of calls by its own clock and holds the claimed per-call time against them
+  (D108), measures a fetch against a calibrated one (D109, work still running), and reads the sandbox
+  user's CPU time from /proc, so CPU burnt between requests (D110) or processes left running (D114) show;
+- computes the statistics and writes the outcome.
+The sandbox's per-call event times are claims, accepted only within what the judge's clock accounts for.
+"""
+from __future__ import annotations
+
+import json
+import math
+import mmap
+import os
+import secrets
+import select
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness import confine, spawn
+from harness.protocol import EvaluateJob, ProtocolError, Reply, Request, ShapeOutcome, finite_numbers, parse_reply
+
+ALIGN = 256
+MAX_SLOTS = 64
+CHECKS = {
+    "D101": "inputs changed by the call (the sandbox compares them with a copy: a claim)",
+    "D102": "output is not a plain torch.Tensor owning its own storage (a claim)",
+    "D103": "an output the judge checked, in verification or drawn in secret from the timed calls, is wrong "
+            "in a way that shows a cached or replayed answer",
+    "D104": "the call left more threads running than before it (a claim)",
+    "D105": "the same inputs twice gave different answers",
+    "D108": "the claimed time per call is below what the judge's own clock measured for back-to-back calls",
+    "D109": "a fetch of finished outputs took far longer than a calibrated one: work still running",
+    "D110": "the sandbox burnt CPU time between requests: work done outside any call",
+    "D112": "the sandbox broke the protocol (malformed, inconsistent or impossible replies)",
+    "D113": "forward is not reached by a plain call: hooks, a rerouted __call__, or not exactly ModelNew",
+    "D114": "the candidate left a process running beside the sandbox",
+}
+
+
+class Integrity(Exception):
+    def __init__(self, check: str, detail: str):
+        super().__init__(f"{check}: {detail}")
+        self.check = check
+
+
+class Wrong(Exception):
+    pass
+
+
+class SandboxFailed(Exception):
+    """The sandbox answered a request with a failure (the candidate raised): a status and a reason."""
+
+    def __init__(self, status: str, reason: str):
+        super().__init__(reason)
+        self.status = status
+
+
+class SandboxDied(Exception):
+    pass
+
+
+def cuda_context_lost(text: str) -> bool:
+    text = text.lower()
+    return any(s in text for s in ("cuda error", "illegal memory access", "device-side assert", "unspecified launch failure",
+                                   "cudaerror", "acceleratorerror", "misaligned address", "illegal instruction"))
+
+
+# --- CPU time from /proc: the sandbox cannot change what the kernel counts -------------------------------
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _stat_fields(pid: str) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().decode(errors="replace").rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _uid_of(pid: str) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"Uid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def sandbox_processes(uid: int | None, root_pid: int) -> dict[int, float]:
+    """pid -> CPU seconds (its own and its waited-for children's) of every process of the sandbox: all of
+    its user's where it has one, else the sandbox and its descendants."""
+    found: dict[int, float] = {}
+    parents: dict[int, int] = {}
+    stats: dict[int, list[str]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        fields_ = _stat_fields(entry)
+        if fields_ is None or fields_[0] == "Z":
+            continue
+        if uid is not None and _uid_of(entry) != uid:
+            continue
+        stats[int(entry)] = fields_
+        parents[int(entry)] = int(fields_[1])
+    if uid is None:
+        keep, todo = {root_pid}, [root_pid]
+        children: dict[int, list[int]] = {}
+        for pid, parent in parents.items():
+            children.setdefault(parent, []).append(pid)
+        while todo:
+            for child in children.get(todo.pop(), []):
+                keep.add(child)
+                todo.append(child)
+        stats = {pid: s for pid, s in stats.items() if pid in keep}
+    for pid, fields_ in stats.items():
+        ticks = sum(int(fields_[i]) for i in (11, 12, 13, 14))   # utime stime cutime cstime
+        found[pid] = ticks / CLOCK_TICKS
+    return found
+
+
+# --- the sandbox, seen from the judge --------------------------------------------------------------------
+
+@dataclass
+class Exchange:
+    reply: Reply
+    seconds: float           # the judge's clock, request written to reply read
+    cpu_s: float             # the sandbox's CPU time over the same span
+
+
+@dataclass
+class SandboxClient:
+    process: subprocess.Popen
+    requests: int
+    replies: int
+    uid: int | None
+    buffer: bytes = b""
+    idle_cpu_s: float = 0.0
+    busy_cpu_s: float = 0.0
+    last_cpu_s: float | None = None
+    extra_processes: dict = field(default_factory=dict)
+    watch_processes: bool = False
+
+    def cpu_now(self) -> float:
+        processes = sandbox_processes(self.uid, self.process.pid)
+        if self.watch_processes:
+            others = {pid for pid in processes if pid != self.process.pid}
+            if others:
+                self.extra_processes = {pid: processes[pid] for pid in others}
+        return sum(processes.values())
+
+    def read_line(self) -> bytes:
+        while b"\n" not in self.buffer:
+            ready, _, _ = select.select([self.replies], [], [], 1.0)
+            if not ready:
+                if self.process.poll() is not None:
+                    raise SandboxDied(died_reason(self.process.returncode))
+                continue
+            chunk = os.read(self.replies, 1 << 20)
+            if not chunk:
+                self.process.wait()
+                raise SandboxDied(died_reason(self.process.returncode))
+            self.buffer += chunk
+            if len(self.buffer) > (8 << 20):
+                raise ProtocolError("reply longer than 8 MiB without a line end")
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return line
+
+    def ask(self, op: str, **args) -> Exchange:
+        cpu_start = self.cpu_now()
+        if self.last_cpu_s is not None:
+            self.idle_cpu_s += max(0.0, cpu_start - self.last_cpu_s)
+        payload = Request(op, args).encode()
+        started = time.perf_counter()
+        try:
+            os.write(self.requests, payload)
+        except BrokenPipeError:
+            self.process.wait()
+            raise SandboxDied(died_reason(self.process.returncode)) from None
+        line = self.read_line()
+        seconds = time.perf_counter() - started
+        cpu_end = self.cpu_now()
+        self.last_cpu_s = cpu_end
+        self.busy_cpu_s += max(0.0, cpu_end - cpu_start)
+        reply = parse_reply(line, op)
+        if not reply.ok:
+            raise SandboxFailed(reply.status, reply.error)
+        return Exchange(reply, seconds, cpu_end - cpu_start)
+
+
+def died_reason(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"sandbox died from {signal.Signals(-code).name}"
+        except ValueError:
+            return f"sandbox died from signal {-code}"
+    return f"sandbox exited with code {code} mid-request"
+
+
+# --- layouts: where each slot lives in the arena ---------------------------------------------------------
+
+def _aligned(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+@dataclass(frozen=True)
+class Layout:
+    shape: str
+    inputs: tuple[tuple[int, ...], ...]
+    output: tuple[int, ...]
+    dtype: str
+    element_bytes: int
+    in_offsets: tuple[tuple[int, ...], ...]   # per input slot, per input
+    out_offsets: tuple[int, ...]
+
+    @property
+    def slots(self) -> int:
+        return len(self.in_offsets)
+
+    @property
+    def output_bytes(self) -> int:
+        return math.prod(self.output) * self.element_bytes
+
+    def message(self, spin_us: float) -> dict:
+        return {"shape": self.shape, "inputs": [list(s) for s in self.inputs], "output": list(self.output),
+                "dtype": self.dtype, "in_offsets": [list(o) for o in self.in_offsets],
+                "out_offsets": list(self.out_offsets), "spin_us": spin_us}
+
+
+def plan_layout(shape: str, inputs: list[tuple[int, ...]], output: tuple[int, ...], dtype: str, element_bytes: int,
+                slots: int) -> Layout:
+    offset, in_offsets = 0, []
+    for _ in range(slots):
+        row = []
+        for sizes in inputs:
+            row.append(offset)
+            offset += _aligned(math.prod(sizes) * element_bytes)
+        in_offsets.append(tuple(row))
+    out_offsets = []
+    for _ in range(max(2, slots)):
+        out_offsets.append(offset)
+        offset += _aligned(math.prod(output) * element_bytes)
+    return Layout(shape, tuple(tuple(s) for s in inputs), tuple(output), dtype, element_bytes, tuple(in_offsets),
+                  tuple(out_offsets))
+
+
+def layout_end(layout: Layout) -> int:
+    return layout.out_offsets[-1] + _aligned(layout.output_bytes)
+
+
+# --- the judge -------------------------------------------------------------------------------------------
+
+class Judge:
+    def __init__(self, job: EvaluateJob, emit):
+        import torch
+
+        from harness.problem import import_reference, load_problem
+
+        self.torch = torch
+        self.job = job
+        self.emit = emit
+        self.settings = dict(job.timing)
+        self.rules = dict(job.judge)
+        self.device = torch.device(job.device)
+        self.problem = load_problem(job.problem_path)
+        reference_module = import_reference(self.problem)
+        self.gold_model = reference_module.Model(*self.problem.init_inputs).to(self.device).double().eval()
+        self.secret_seed = int(job.secret_seed)
+        self.random = secrets.SystemRandom()
+        self.layouts: dict[str, Layout] = {}
+        self.calibration: dict[str, dict] = {}
+        self.sandbox: SandboxClient | None = None
+        self.confinement: dict = {}
+        self.private_tmp: Path | None = None
+
+    # --- inputs, gold and the arena ----------------------------------------------------------------------
+    def draw(self, shape, case, seed: int) -> list:
+        from harness.verify import make_inputs
+        return make_inputs(self.problem, shape, case, seed, self.device)
+
+    def gold(self, inputs: list):
+        from harness.verify import gold_output
+        return gold_output(self.gold_model, inputs)
+
+    def layout_for(self, shape, slots: int) -> Layout:
+        from harness.verify import DTYPES
+        dtype = DTYPES[self.problem.dtype]
+        inputs = [spec.sizes(shape) for spec in self.problem.inputs]
+        probe = self.draw(shape, None, 0)
+        output = tuple(self.gold(probe).shape)
+        del probe
+        element = self.torch.empty((), dtype=dtype).element_size()
+        return plan_layout(shape.name, inputs, output, self.problem.dtype, element, slots)
+
+    def slots_for(self, shape) -> int:
+        from harness.verify import DTYPES
+        element = self.torch.empty((), dtype=DTYPES[self.problem.dtype]).element_size()
+        sizes = [math.prod(spec.sizes(shape)) for spec in self.problem.inputs]
+        per_set = (sum(sizes) + max(sizes)) * element   # the inputs, and an output about the largest input's size
+        budget = float(self.rules["input_memory_mb"]) * 2**20
+        return max(1, min(MAX_SLOTS, int(budget // max(1, per_set))))
+
+    def write_inputs(self, layout: Layout, slot: int, inputs: list) -> None:
+        for offset, tensor in zip(layout.in_offsets[slot], inputs):
+            self.arena_view(offset, tuple(tensor.shape), tensor.dtype).copy_(tensor)
+
+    def arena_view(self, offset: int, shape: tuple, dtype):
+        count = math.prod(shape)
+        nbytes = count * self.torch.empty((), dtype=dtype).element_size()
+        return self.arena_bytes[offset:offset + nbytes].view(dtype).view(shape)
+
+    def read_output(self, layout: Layout, out_slot: int, claim: dict, like):
+        """The output bytes the sandbox copied into a slot, as the judge's own tensor; its claim about the
+        output decides only the reason given when the bytes cannot be the answer."""
+        if claim["plain"]:
+            raise Integrity("D102", claim["plain"])
+        if not claim["copied"]:
+            raise Wrong(f"output of shape {tuple(claim['shape'])} and dtype {claim['dtype']}, expected "
+                        f"{tuple(layout.output)} and {str(like.dtype).replace('torch.', '')}")
+        view = self.arena_view(layout.out_offsets[out_slot], layout.output, like.dtype)
+        return view.to(self.device, copy=True)
+
+    # --- the sandbox ------------------------------------------------------------------------------------
+    def start_sandbox(self, arena_bytes: int) -> None:
+        from harness.env import REPO_ROOT
+
+        job = self.job
+        fd = os.memfd_create("harness-arena", 0)
+        os.ftruncate(fd, max(arena_bytes, 1))
+        self.arena = mmap.mmap(fd, max(arena_bytes, 1))
+        self.arena_bytes = self.torch.frombuffer(self.arena, dtype=self.torch.uint8)
+        uid = confine.sandbox_uid(job.sandbox_slot) if job.sandbox_slot is not None and confine.can_drop_privileges() else None
+        if uid is not None:
+            confine.kill_user(uid)   # whatever an earlier sandbox of this user left
+        keep = dict(job.sandbox_env)
+        binds: list[tuple[str, str]] = []
+        self.extension_copy = None
+        extension_dir = Path(job.extension_dir) if job.extension_dir else None
+        build_cache = ""
+        if extension_dir is not None and extension_dir.exists():
+            if uid is not None and spawn.mounts_possible():
+                # torch's loader takes a lock and may rewrite files in the build folder: the sandbox gets a
+                # private copy at the path the build used, so nothing in the shared cache can change
+                self.extension_copy = Path(tempfile.mkdtemp(prefix="harness-ext-copy-"))
+                os.chmod(self.extension_copy, 0o755)
+                shutil.copytree(extension_dir, self.extension_copy / "ext", symlinks=True)
+                binds.append((str(self.extension_copy / "ext"), str(spawn.extension_mount())))
+                keep["TORCH_EXTENSIONS_DIR"] = str(spawn.EXTENSION_MOUNT)
+                build_cache = "a private copy: the shared cache is out of the sandbox's reach"
+            else:
+                keep["TORCH_EXTENSIONS_DIR"] = str(extension_dir)
+                build_cache = "shared: no separate user or mount namespace"
+        writable = [self.extension_copy / "ext"] if self.extension_copy is not None else []
+        self.writable = writable
+        self.private_tmp, confinement = confine.prepare_sandbox(uid, writable)
+        self.confinement = confinement.to_json() | ({"build_cache": build_cache} if build_cache else {})
+        self.candidate_path = job.candidate_path
+        if job.candidate_path:   # its own copy: the sandbox's user may not reach the original's folder
+            copy = self.private_tmp / "candidate.py"
+            shutil.copyfile(job.candidate_path, copy)
+            self.candidate_path = str(copy)
+            if uid is not None:
+                os.chown(copy, uid, uid)
+        env = confine.sandbox_env(self.private_tmp, keep)
+        requests_read, requests_write = os.pipe()
+        replies_read, replies_write = os.pipe()
+        command = [sys.executable, "-I", "-c",
+                   f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r}); from harness.sandbox import main; main(sys.argv[1:])",
+                   str(requests_read), str(replies_write), str(fd), str(max(arena_bytes, 1)), job.device]
+        preexec = confine.preexec(uid, confinement)
+        self.stash = Path(tempfile.mkdtemp(prefix="harness-stash-")) if uid is not None and spawn.mounts_possible() else None
+        log = open(job.log_path, "ab") if job.log_path else subprocess.DEVNULL
+        process = subprocess.Popen(command, pass_fds=(requests_read, replies_write, fd), env=env,
+                                   cwd=str(self.private_tmp), stdout=log, stderr=subprocess.STDOUT,
+                                   preexec_fn=spawn.with_binds(binds, preexec, self.stash), start_new_session=True)
+        os.close(requests_read)
+        os.close(replies_write)
+        os.close(fd)
+        self.sandbox = SandboxClient(process, requests_write, replies_read, uid)
+        hello = self.sandbox.ask("hello").reply.data
+        if uid is not None and hello["uid"] != uid:
+            raise Integrity("D112", f"sandbox says it runs as uid {hello['uid']}, expected {uid}")
+
+    def stop_sandbox(self) -> None:
+        sandbox = self.sandbox
+        if sandbox is not None:
+            try:
+                if sandbox.process.poll() is None:
+                    os.write(sandbox.requests, Request("quit").encode())
+                    sandbox.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+            if sandbox.process.poll() is None:
+                try:
+                    os.killpg(sandbox.process.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                sandbox.process.wait()
+            confine.kill_user(sandbox.uid)
+            for fd in (sandbox.requests, sandbox.replies):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        if self.private_tmp is not None:
+            confine.release_sandbox(self.private_tmp, getattr(self, "writable", []))
+        if getattr(self, "extension_copy", None) is not None:
+            shutil.rmtree(self.extension_copy, ignore_errors=True)
+        if getattr(self, "stash", None) is not None:
+            shutil.rmtree(self.stash, ignore_errors=True)
+
+    # --- calibration, before any candidate code is loaded -----------------------------------------------
+    def calibrate(self, shape, layout: Layout) -> dict:
+        """The judge's clock on the harness's own near-empty call, the same way it will time the candidate:
+        a burst of `slots` calls, and a fetch of one output. Runs before the candidate is imported, so the
+        candidate cannot slow it to buy itself slack."""
+        sandbox = self.sandbox
+        sandbox.ask("layout", **layout.message(float(self.settings["spin_us"])))
+        for slot in range(layout.slots):
+            self.write_inputs(layout, slot, self.draw(shape, None, 1 + slot))
+        sandbox.ask("stage", slots=list(range(layout.slots)))
+        copy_out = self.device.type != "cuda"
+        singles, fulls, fetches, cpu = [], [], [], 0.0
+        rounds = max(3, int(self.rules["bursts"]))
+        for _ in range(rounds):
+            singles.append(sandbox.ask("burst", slots=[0], copy_out=copy_out).seconds)
+            full = sandbox.ask("burst", slots=list(range(layout.slots)), copy_out=copy_out)
+            fulls.append(full.seconds)
+            cpu += full.cpu_s
+            fetches.append(sandbox.ask("fetch", positions=[0], out_slots=[0]).seconds)
+        per_call = (min(fulls) - min(singles)) / (layout.slots - 1) if layout.slots > 1 else 0.0
+        return {"round_trip_s": max(0.0, min(singles) - max(0.0, per_call)), "per_call_s": max(0.0, per_call),
+                "fetch_s": min(fetches), "cpu_per_call_s": cpu / (rounds * layout.slots)}
+
+    # --- verification -----------------------------------------------------------------------------------
+    def verify(self, shape, layout: Layout, check_reference: bool) -> dict:
+        from harness.verify import compare, is_near_constant, trials_for
+
+        torch = self.torch
+        sandbox = self.sandbox
+        sandbox.ask("layout", **layout.message(float(self.settings["spin_us"])))
+        worst_abs, worst_rel, worst_case, golds, count = 0.0, 0.0, "", [], 0
+        previous, threads_after_first = None, None
+        for trial, case in trials_for(self.problem, self.secret_seed, shape):
+            inputs = self.draw(shape, case, trial.seed)
+            self.write_inputs(layout, 0, inputs)
+            sandbox.ask("stage", slots=[0])
+            reply = sandbox.ask("call", slot=0, out_slots=[0, 1], poison=True).reply.data
+            if len(reply["outputs"]) != 2:
+                raise Integrity("D112", f"{len(reply['outputs'])} outputs for 2 calls")
+            if threads_after_first is not None and reply["threads_after"] > max(reply["threads_before"], threads_after_first):
+                raise Integrity("D104", f"{reply['threads_after'] - reply['threads_before']} more threads after the call")
+            threads_after_first = reply["threads_after"] if threads_after_first is None else threads_after_first
+            if reply["inputs_changed"] >= 0:
+                index = reply["inputs_changed"]
+                name = self.problem.inputs[index].name if index < len(self.problem.inputs) else str(index)
+                raise Integrity("D101", f"input {name} was modified by the call")
+            gold = self.gold(inputs)
+            like = inputs[0]
+            first = self.read_output(layout, 0, reply["outputs"][0], like)
+            max_abs, rel, ok, reason = compare(first, gold, self.problem)
+            if not ok:
+                if previous is not None and torch.equal(first, previous):
+                    raise Integrity("D103", "returned the previous inputs' answer for new inputs in the same "
+                                            "buffers (result cached by address or shape)")
+                raise Wrong(f"{case.name}: {reason}")
+            second = self.read_output(layout, 1, reply["outputs"][1], like)
+            _, _, same, reason = compare(second, first.double(), self.problem)
+            if not same:
+                raise Integrity("D105", f"second call on the same inputs differs: {reason}")
+            count += 1
+            worst_abs = max(worst_abs, max_abs)
+            if rel >= worst_rel:
+                worst_rel, worst_case = rel, case.name
+            if case.name == "default" and check_reference:
+                golds.append(gold)
+            previous = first
+            del inputs, gold, second
+        result = {"trials": count, "max_abs_err": worst_abs, "max_rel_err": worst_rel, "worst_case": worst_case}
+        if check_reference and is_near_constant(golds):
+            result["near_constant"] = True
+        return result
+
+    # --- timing -------------------------------------------------------------------------------------------
+    def check_fetched(self, shape, layout: Layout, seeds: list[int], positions: list[int], claims: list[dict],
+                      check_id: str, what: str, out_slots: list[int] | None = None) -> None:
+        from harness.verify import compare
+
+        out_slots = out_slots if out_slots is not None else list(range(len(positions)))
+        for out_slot, position, claim in zip(out_slots, positions, claims):
+            inputs = self.draw(shape, None, seeds[position])
+            gold = self.gold(inputs)
+            try:
+                out = self.read_output(layout, out_slot, claim, inputs[0])
+            except Wrong as exc:
+                raise Integrity(check_id, f"{what} output {position}: {exc}") from None
+            _, _, ok, reason = compare(out, gold, self.problem)
+            if not ok:
+                raise Integrity(check_id, f"{what} output {position}, checked in secret, is wrong on inputs it "
+                                          f"had never seen: {reason}")
+
+    def stage_fresh(self, shape, layout: Layout, tag: str, batch: int) -> list[int]:
+        from harness.verify import derive_seed
+        seeds = [derive_seed(self.secret_seed, "timing", shape.name, tag, batch, i) for i in range(layout.slots)]
+        for slot, seed in enumerate(seeds):
+            self.write_inputs(layout, slot, self.draw(shape, None, seed))
+        self.sandbox.ask("stage", slots=list(range(layout.slots)))
+        return seeds
+
+    def time(self, shape, layout: Layout, method: str, baseline: bool) -> dict:
+        from harness import timing
+
+        settings, sandbox = self.settings, self.sandbox
+        sandbox.ask("layout", **layout.message(float(settings["spin_us"])))
+        seeds = self.stage_fresh(shape, layout, "warm", 0)
+        sandbox.ask("warm", slot=0, iters=int(settings["warmup_iters"]), ms=float(settings["warmup_ms"]),
+                    budget_s=float(settings["budget_s"]))
+        samples: list[float] = []
+        empty: list[float] = []
+        discarded, checked, batch, host_bound, spin = 0, 0, 0, False, 0.0
+        timed_s = 0.0
+        started = time.perf_counter()
+        wanted = int(self.rules["checked_outputs"])
+        probability = float(self.rules["check_probability"])
+        while True:
+            batch += 1
+            seeds = self.stage_fresh(shape, layout, "timed", batch)
+            exchange = sandbox.ask("time", slots=list(range(layout.slots)), method=method, settings=settings)
+            timed_s += exchange.seconds
+            data = exchange.reply.data
+            new = finite_numbers("time.samples_us", data["samples_us"], 0.0, 1e9)
+            overhead = finite_numbers("time.empty_us", data["empty_us"], 0.0, 1e9)
+            if data["kept"] != layout.slots or len(new) + data["discarded"] != layout.slots:
+                raise Integrity("D112", f"{data['kept']} outputs kept and {len(new)} samples for {layout.slots} calls")
+            if data["host_bound"] and not host_bound:   # every sample of a call is timed the same way
+                discarded += len(samples)
+                samples.clear()
+                empty.clear()
+            host_bound, spin = data["host_bound"], float(data["spin_us"])
+            samples += new
+            empty += overhead
+            discarded += data["discarded"]
+            done = _enough(samples, timed_s, time.perf_counter() - started, settings)
+            positions = [i for i in range(layout.slots) if self.random.random() < probability]
+            if not positions:
+                positions = [self.random.randrange(layout.slots)]
+            if done and checked + len(positions) < wanted:
+                rest = [i for i in range(layout.slots) if i not in positions]
+                self.random.shuffle(rest)
+                positions += rest[:wanted - checked - len(positions)]
+            positions.sort()
+            reply = sandbox.ask("fetch", positions=positions, out_slots=list(range(len(positions)))).reply.data
+            if len(reply["outputs"]) != len(positions):
+                raise Integrity("D112", f"{len(reply['outputs'])} outputs fetched for {len(positions)} asked")
+            self.check_fetched(shape, layout, seeds, positions, reply["outputs"], "D103", "timed")
+            checked += len(positions)
+            if done and checked >= wanted:
+                break
+        if not samples:
+            raise RuntimeError(f"no call could be timed ({discarded} outran the spin)")
+        events = None
+        if self.device.type == "cuda" and method != "host":
+            events = timing.EventSamples(samples, empty, spin, discarded, host_bound)
+            samples = events.device_us(bool(settings["subtract_event_overhead"]))
+        result = timing.summarize(method if self.device.type == "cuda" else "host", samples, 0.0, events,
+                                  bool(settings["subtract_event_overhead"]))
+        timing_json = result.to_json() | {"checked_outputs": checked, "timed_batches": batch,
+                                          "slots_per_batch": layout.slots}
+        judge = self.cross_check(shape, layout, result.median_us, baseline)
+        timing_json |= judge
+        return {"timing": timing_json, "time_us": result.median_us, "host_us": judge.get("judge_us")}
+
+    def cross_check(self, shape, layout: Layout, claimed_us: float, baseline: bool) -> dict:
+        """Bursts of back-to-back calls on fresh inputs, timed by the judge's clock; the claimed time must
+        account for them (D108). One output of each burst, drawn in secret, is fetched (timed: D109) and
+        checked (D103)."""
+        sandbox = self.sandbox
+        calibration = self.calibration[shape.name]
+        walls, fetch_s, cpu_s = [], [], 0.0
+        cpu = self.device.type != "cuda"
+        # enough calls that a burst spans well past the pipe's noise (~50 ms), within the staged slots
+        calls = max(1, min(layout.slots, math.ceil(50_000 / max(claimed_us, 1.0))))
+        for index in range(1 if baseline else max(1, int(self.rules["bursts"]))):
+            seeds = self.stage_fresh(shape, layout, "burst", index)
+            exchange = sandbox.ask("burst", slots=list(range(calls)), copy_out=cpu)
+            if exchange.reply.data["kept"] != calls:
+                raise Integrity("D112", f"{exchange.reply.data['kept']} outputs kept for {calls} calls")
+            walls.append(exchange.seconds)
+            cpu_s += exchange.cpu_s
+            position = self.random.randrange(calls)
+            if cpu:   # already in the arena: written before the reply
+                claim = {"shape": list(layout.output), "dtype": layout.dtype, "plain": "", "copied": True}
+                self.check_fetched(shape, layout, seeds, [position], [claim], "D103", "burst", [position])
+            else:
+                fetched = sandbox.ask("fetch", positions=[position], out_slots=[0])
+                fetch_s.append(fetched.seconds)
+                self.check_fetched(shape, layout, seeds, [position], fetched.reply.data["outputs"], "D103", "burst")
+        overhead_s = calibration["round_trip_s"] + calls * calibration["per_call_s"]
+        per_call_us = max(0.0, (min(walls) - overhead_s) / calls * 1e6)
+        report = {"judge_us": round(per_call_us, 3), "judge_burst_calls": calls,
+                  "judge_overhead_us": round(overhead_s / calls * 1e6, 3)}
+        if baseline:
+            return report
+        ratio, margin = float(self.rules["clock_ratio"]), float(self.rules["clock_margin_us"])
+        if cpu:
+            # A CPU call's work is CPU time of the sandbox's user, wherever it runs (threads, processes), and
+            # unlike wall time it does not grow when the machine is busy: held against the claim, with room for
+            # every core the sandbox may use and for /proc's clock-tick resolution.
+            total = len(walls) * calls
+            cores = len(os.sched_getaffinity(sandbox.process.pid)) if hasattr(os, "sched_getaffinity") else 1
+            cpu_us = max(0.0, cpu_s / total - calibration["cpu_per_call_s"]) * 1e6
+            allowed = ratio * claimed_us * cores + margin + 2e6 / CLOCK_TICKS / total
+            report |= {"judge_cpu_us": round(cpu_us, 3), "judge_cores": cores}
+            if cpu_us > allowed:
+                raise Integrity("D108", f"the sandbox used {cpu_us:.1f} us of CPU per call beyond the harness's own "
+                                        f"empty call, against a claimed {claimed_us:.1f} us on at most {cores} cores "
+                                        f"(allowed {allowed:.1f} us): work the claim does not account for")
+            return report
+        if per_call_us > ratio * claimed_us + margin:
+            raise Integrity("D108", f"the judge's clock measured {per_call_us:.1f} us per call beyond the harness's "
+                                    f"own empty call, against a claimed {claimed_us:.1f} us (allowed: {ratio:g} x "
+                                    f"claimed + {margin:g} us): time the claim does not account for")
+        if fetch_s:
+            slowest, allowed = min(fetch_s), 2 * calibration["fetch_s"] + float(self.rules["fetch_margin_ms"]) / 1e3
+            report["judge_fetch_ms"] = round(slowest * 1e3, 3)
+            if slowest > allowed:
+                raise Integrity("D109", f"fetching one finished output took {slowest * 1e3:.2f} ms against "
+                                        f"{calibration['fetch_s'] * 1e3:.2f} ms calibrated: work still running after "
+                                        "the calls returned")
+        return report
+
+    def check_sandbox_cpu(self, baseline: bool) -> None:
+        sandbox = self.sandbox
+        if baseline:
+            return
+        if sandbox.extra_processes:
+            raise Integrity("D114", f"{len(sandbox.extra_processes)} process(es) of the sandbox beside it "
+                                    f"(pids {sorted(sandbox.extra_processes)[:5]}): a candidate starts nothing")
+        allowed = float(self.rules["idle_cpu_ms"]) / 1e3 + 0.05 * sandbox.busy_cpu_s
+        if sandbox.idle_cpu_s > allowed:
+            raise Integrity("D110", f"the sandbox burnt {sandbox.idle_cpu_s * 1e3:.0f} ms of CPU between requests "
+                                    f"(allowed {allowed * 1e3:.0f} ms): work done outside any call")
+
+    # --- one run --------------------------------------------------------------------------------------------
+    def outcome(self, shape: str, status: str, stage: str, reason: str = "", **extra) -> None:
+        self.emit(ShapeOutcome(shape=shape, status=status, stage=stage, reason=reason,
+                               confinement=self.confinement, **extra).to_json())
+
+    def run(self) -> None:
+        job = self.job
+        baseline = job.baseline
+        shapes = [self.problem.shapes[name] for name in job.shapes]
+        check_shapes = [] if baseline else list(getattr(self.problem, "check_shapes", {}).values())
+        method = "graph" if baseline == "graph" else self.settings["method"]
+        if self.device.type != "cuda" and baseline in ("graph", "compile"):
+            for shape in shapes:
+                self.outcome(shape.name, "skipped", "setup", "CUDA-only baseline on a CPU run")
+            return
+        allowed_compile = set(job.compile_shapes)
+        for shape in shapes:
+            self.layouts[shape.name] = self.layout_for(shape, self.slots_for(shape))
+        for shape in check_shapes:
+            self.layouts[shape.name] = self.layout_for(shape, 1)
+        self.start_sandbox(max(layout_end(layout) for layout in self.layouts.values()))
+        self.sandbox.ask("load", kind="trivial")
+        for shape in shapes:
+            self.calibration[shape.name] = self.calibrate(shape, self.layouts[shape.name])
+        started = time.perf_counter()
+        if baseline:
+            load = self.sandbox.ask("load", kind="reference", path=str(self.problem.reference_path),
+                                    init_inputs=list(self.problem.init_inputs), baseline=baseline).reply.data
+        else:
+            try:
+                load = self.sandbox.ask("load", kind="candidate", path=self.candidate_path, sha256=job.candidate_sha256,
+                                        init_inputs=list(self.problem.init_inputs)).reply.data
+            except SandboxFailed as exc:
+                for shape in shapes:
+                    self.outcome(shape.name, exc.status if exc.status in ("load_error", "compile_error") else "load_error",
+                                 "load", str(exc))
+                return
+        load_s = time.perf_counter() - started
+        self.sandbox.watch_processes = True
+        if load["call_path"]:
+            for shape in shapes:
+                self.outcome(shape.name, "integrity", "load", f"D113: {load['call_path']}", check="D113", load_s=load_s)
+            return
+        failure = None
+        for shape in check_shapes:   # correctness only, never timed: no specialising for the timed shapes
+            try:
+                self.verify(shape, self.layouts[shape.name], False)
+            except (Wrong, Integrity, SandboxFailed) as exc:
+                status = {Wrong: "wrong", Integrity: "integrity"}.get(type(exc), getattr(exc, "status", "runtime_error"))
+                failure = (status, f"check shape {shape.name}: {exc}", getattr(exc, "check", ""))
+                break
+        for index, shape in enumerate(shapes):
+            if failure is not None:
+                self.outcome(shape.name, failure[0], "verify", failure[1], check=failure[2], load_s=load_s)
+                continue
+            if baseline == "compile" and shape.name not in allowed_compile:
+                self.outcome(shape.name, "skipped", "setup",
+                             f"torch.compile baseline runs only at shapes {sorted(allowed_compile)} "
+                             "(baselines.compile_shapes): it unrolls the reference's Python loop over T")
+                continue
+            record = {"stage": "verify"}
+            try:
+                record.update(self.verify(shape, self.layouts[shape.name], job.check_reference))
+                record["stage"] = "time"
+                record.update(self.time(shape, self.layouts[shape.name], method, bool(baseline)))
+                self.check_sandbox_cpu(bool(baseline))
+                record["stage"] = "done"
+                status, reason, check = "ok", "", ""
+            except Integrity as exc:
+                status, reason, check = "integrity", str(exc), exc.check
+            except ProtocolError as exc:
+                status, reason, check = "integrity", f"D112: {exc}", "D112"
+            except Wrong as exc:
+                status, reason, check = "wrong", str(exc), ""
+            except SandboxFailed as exc:
+                status, reason, check = exc.status, str(exc), ""
+                if cuda_context_lost(reason):
+                    self.outcome(shape.name, status, record.pop("stage"), reason, load_s=load_s, context_lost=True, **record)
+                    for rest in shapes[index + 1:]:
+                        self.outcome(rest.name, "runtime_error", "setup",
+                                     f"not run: the CUDA context was lost at shape {shape.name}")
+                    return
+            stage = record.pop("stage")
+            near_constant = bool(record.pop("near_constant", False))
+            record.pop("worst_case", None)
+            self.outcome(shape.name, status, stage, reason, check=check, load_s=load_s, near_constant=near_constant,
+                         **record)
+
+
+def _enough(samples: list[float], timed_s: float, wall_s: float, settings: dict) -> bool:
+    """The stopping rule, on the judge's clock: enough samples, or the budget spent."""
+    n = len(samples)
+    if n >= settings["max_iters"] or (n > 0 and wall_s > 8 * settings["budget_s"]):
+        return True
+    if n < settings["min_iters"]:
+        return False
+    if timed_s > settings["budget_s"] or wall_s > 4 * settings["budget_s"]:
+        return True
+    mean = statistics.fmean(samples)
+    return mean > 0 and statistics.stdev(samples) / mean / math.sqrt(n) < settings["target_rse"]
+
+
+class _Alarm(Exception):
+    pass
+
+
+def warm_compile(job: EvaluateJob, emit) -> None:
+    """Fill torch.compile's on-disk caches for the reference (trusted code, in this process): the timed
+    sandbox comes later and finds them warm."""
+    import torch
+
+    from harness.problem import import_reference, load_problem
+    from harness.verify import make_inputs
+
+    problem = load_problem(job.problem_path)
+    device = torch.device(job.device)
+    reference = import_reference(problem).Model(*problem.init_inputs).to(device).eval()
+
+    def alarm(signum, frame):
+        raise _Alarm()
+
+    for name in job.shapes:
+        started = time.perf_counter()
+        if name not in job.compile_shapes:
+            emit(ShapeOutcome(shape=name, status="skipped", stage="warm").to_json())
+            continue
+        compiled = torch.compile(reference)
+        signal.signal(signal.SIGALRM, alarm)
+        signal.alarm(int(job.compile_time_limit_s))
+        status = "ok"
+        try:
+            with torch.no_grad():
+                compiled(*make_inputs(problem, problem.shapes[name], None, 0, device))
+            torch.cuda.synchronize()
+        except _Alarm:
+            status = "skipped"
+        finally:
+            signal.alarm(0)
+        emit(ShapeOutcome(shape=name, status=status, stage="warm", compile_s=time.perf_counter() - started).to_json())
+
+
+# --- process plumbing --------------------------------------------------------------------------------------
+
+class Emitter:
+    def __init__(self, path: str):
+        self.handle = open(path, "a", encoding="utf-8")
+
+    def __call__(self, line: dict) -> None:
+        self.handle.write(json.dumps(line) + "\n")
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+
+
+def die_with_runner(runner_pid: int) -> None:
+    """Ask Linux to kill this judge when the runner dies, so a killed run leaves no orphan behind."""
+    if not runner_pid or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != runner_pid:
+        os._exit(1)
+
+
+def main() -> int:
+    job = EvaluateJob.from_json(json.loads(sys.stdin.read()))
+    die_with_runner(job.runner_pid)
+    emit = Emitter(job.results_path)
+    if job.device == "cuda":
+        import torch
+        torch.cuda.set_device(0)   # CUDA_VISIBLE_DEVICES already pins one GPU
+    if job.warm_only:
+        warm_compile(job, emit)
+    else:
+        judge = None
+        try:
+            judge = Judge(job, emit)
+            judge.run()
+        except SandboxDied as exc:
+            traceback.print_exc()
+            for name in job.shapes:
+                emit(ShapeOutcome(shape=name, status="crashed", stage="evaluate", reason=str(exc),
+                                  confinement=judge.confinement if judge else {}).to_json())
+        except Integrity as exc:
+            for name in job.shapes:
+                emit(ShapeOutcome(shape=name, status="integrity", stage="setup", reason=str(exc), check=exc.check,
+                                  confinement=judge.confinement if judge else {}).to_json())
+        except ProtocolError as exc:
+            for name in job.shapes:
+                emit(ShapeOutcome(shape=name, status="integrity", stage="setup", reason=f"D112: {exc}", check="D112",
+                                  confinement=judge.confinement if judge else {}).to_json())
+        except Exception as exc:
+            traceback.print_exc()
+            for name in job.shapes:
+                emit(ShapeOutcome(shape=name, status="runtime_error", stage="setup",
+                                  reason=f"harness setup: {type(exc).__name__}: {str(exc)[:200]}").to_json())
+        finally:
+            if judge is not None:
+                judge.stop_sandbox()
+    emit.handle.close()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
