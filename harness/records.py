@@ -2,6 +2,9 @@
 
 Format history (`schema_version`):
   1: first version.
+  2: signature (HMAC-SHA256 by the runner, harness/signing.py) and confinement (what confined the
+     candidate's sandbox: harness/confine.py's `Confinement.to_json`). Version 1 records still load;
+     read with a key, they are ignored as unsigned.
 """
 from __future__ import annotations
 
@@ -11,12 +14,14 @@ import logging
 import os
 import tempfile
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
-SCHEMA_VERSION = 1
+from harness.signing import sign, verify
+
+SCHEMA_VERSION = 2
 STATUSES = ("ok", "rejected", "compile_error", "load_error", "wrong", "integrity", "runtime_error",
             "timeout", "crashed", "skipped")
 log = logging.getLogger(__name__)
@@ -48,6 +53,8 @@ class Record:
     host_us: float | None = None      # median wall time per call, synchronized
     timing: dict = field(default_factory=dict)
     recorded_at: str = ""
+    confinement: dict = field(default_factory=dict)
+    signature: str = ""               # by the runner over every other field; "" when unsigned
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -79,7 +86,10 @@ def locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def append_record(path: Path, record: Record) -> None:
+def append_record(path: Path, record: Record, key: bytes | None = None) -> None:
+    """Append one line; with a key, the line carries its signature."""
+    if key is not None:
+        record = replace(record, signature=sign(record.to_json(), key))
     line = json.dumps(record.to_json(), allow_nan=True) + "\n"
     with locked(path):
         with open(path, "a", encoding="utf-8") as handle:
@@ -88,10 +98,11 @@ def append_record(path: Path, record: Record) -> None:
             os.fsync(handle.fileno())
 
 
-def read_records(path: Path) -> list[Record]:
+def read_records(path: Path, key: bytes | None = None) -> list[Record]:
+    """Every readable record; with a key, only those whose signature verifies."""
     if not path.exists():
         return []
-    records = []
+    records, unsigned = [], 0
     for number, raw in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
         if not raw.strip():
             continue
@@ -100,9 +111,16 @@ def read_records(path: Path) -> list[Record]:
             if data.get("schema_version", 0) > SCHEMA_VERSION:
                 log.warning("%s:%d: record from a newer harness (schema %s), skipped", path, number, data.get("schema_version"))
                 continue
+            if key is not None and not verify(data, key):
+                unsigned += 1
+                continue
             records.append(Record.from_json(data))
-        except (json.JSONDecodeError, TypeError) as exc:
+        except (json.JSONDecodeError, TypeError, AttributeError) as exc:
             log.warning("%s:%d: unreadable record skipped (%s)", path, number, exc)
+    if unsigned:
+        # One line per file, not per record: a whole file of version 1 records is one fact.
+        log.warning("%s: %d records with no valid signature ignored: written by an older harness, "
+                    "another key, or edited", path, unsigned)
     return records
 
 
