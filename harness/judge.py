@@ -19,6 +19,7 @@ The sandbox's per-call event times are claims, accepted only within what the jud
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import mmap
@@ -294,6 +295,16 @@ class Judge:
         self.sandbox: SandboxClient | None = None
         self.confinement: dict = {}
         self.private_tmp: Path | None = None
+        self.costs: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def cost(self, phase: str):
+        """Wall time of one of the judge's phases, summed per shape: what each defence costs (README)."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.costs[phase] = self.costs.get(phase, 0.0) + time.perf_counter() - started
 
     # --- inputs, gold and the arena ----------------------------------------------------------------------
     def draw(self, shape, case, seed: int) -> list:
@@ -337,8 +348,12 @@ class Judge:
         if claim["plain"]:
             raise Integrity("D102", claim["plain"])
         if not claim["copied"]:
-            raise Wrong(f"output of shape {tuple(claim['shape'])} and dtype {claim['dtype']}, expected "
-                        f"{tuple(layout.output)} and {str(like.dtype).replace('torch.', '')}")
+            expected_dtype = str(like.dtype).replace("torch.", "")
+            if tuple(claim["shape"]) != tuple(layout.output):
+                raise Wrong(f"output shape {tuple(claim['shape'])}, expected {tuple(layout.output)}")
+            if claim["dtype"] != expected_dtype:
+                raise Wrong(f"output dtype {claim['dtype']}, expected {expected_dtype}")
+            raise Wrong(f"output on another device ({claim['dtype']}), expected {self.device.type}")
         view = self.arena_view(layout.out_offsets[out_slot], layout.output, like.dtype)
         return view.to(self.device, copy=True)
 
@@ -388,7 +403,8 @@ class Judge:
         replies_read, replies_write = os.pipe()
         command = [sys.executable, "-I", "-c",
                    f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r}); from harness.sandbox import main; main(sys.argv[1:])",
-                   str(requests_read), str(replies_write), str(fd), str(max(arena_bytes, 1)), job.device]
+                   str(requests_read), str(replies_write), str(fd), str(max(arena_bytes, 1)), job.device,
+                   job.candidate_id or job.baseline]   # the last only names the process for ps
         preexec = confine.preexec(uid, confinement)
         self.stash = Path(tempfile.mkdtemp(prefix="harness-stash-")) if uid is not None and spawn.mounts_possible() else None
         log = open(job.log_path, "ab") if job.log_path else subprocess.DEVNULL
@@ -433,11 +449,15 @@ class Judge:
 
     # --- calibration, before any candidate code is loaded -----------------------------------------------
     def calibrate(self, shape, layout: Layout) -> dict:
+        started = time.perf_counter()
+        return self.calibrate_clock(shape, layout) | {"seconds": time.perf_counter() - started}
+
+    def calibrate_clock(self, shape, layout: Layout) -> dict:
         """The judge's clock on the harness's own near-empty call, the same way it will time the candidate:
         a burst of `slots` calls, and a fetch of one output. Runs before the candidate is imported, so the
         candidate cannot slow it to buy itself slack."""
         sandbox = self.sandbox
-        sandbox.ask("layout", **layout.message(float(self.settings["spin_us"])))
+        sandbox.ask("layout", **layout.message(float(self.settings.get("spin_us", 40.0))))
         for slot in range(layout.slots):
             self.write_inputs(layout, slot, self.draw(shape, None, 1 + slot))
         sandbox.ask("stage", slots=list(range(layout.slots)))
@@ -460,7 +480,7 @@ class Judge:
 
         torch = self.torch
         sandbox = self.sandbox
-        sandbox.ask("layout", **layout.message(float(self.settings["spin_us"])))
+        sandbox.ask("layout", **layout.message(float(self.settings.get("spin_us", 40.0))))
         worst_abs, worst_rel, worst_case, golds, count = 0.0, 0.0, "", [], 0
         previous, threads_after_first = None, None
         for trial, case in trials_for(self.problem, self.secret_seed, shape):
@@ -524,9 +544,10 @@ class Judge:
     def stage_fresh(self, shape, layout: Layout, tag: str, batch: int) -> list[int]:
         from harness.verify import derive_seed
         seeds = [derive_seed(self.secret_seed, "timing", shape.name, tag, batch, i) for i in range(layout.slots)]
-        for slot, seed in enumerate(seeds):
-            self.write_inputs(layout, slot, self.draw(shape, None, seed))
-        self.sandbox.ask("stage", slots=list(range(layout.slots)))
+        with self.cost("fresh_inputs"):
+            for slot, seed in enumerate(seeds):
+                self.write_inputs(layout, slot, self.draw(shape, None, seed))
+            self.sandbox.ask("stage", slots=list(range(layout.slots)))
         return seeds
 
     def time(self, shape, layout: Layout, method: str, baseline: bool) -> dict:
@@ -547,7 +568,8 @@ class Judge:
         while True:
             batch += 1
             seeds = self.stage_fresh(shape, layout, "timed", batch)
-            exchange = sandbox.ask("time", slots=list(range(layout.slots)), method=method, settings=settings)
+            with self.cost("timed_calls"):
+                exchange = sandbox.ask("time", slots=list(range(layout.slots)), method=method, settings=settings)
             timed_s += exchange.seconds
             data = exchange.reply.data
             new = finite_numbers("time.samples_us", data["samples_us"], 0.0, 1e9)
@@ -571,10 +593,11 @@ class Judge:
                 self.random.shuffle(rest)
                 positions += rest[:wanted - checked - len(positions)]
             positions.sort()
-            reply = sandbox.ask("fetch", positions=positions, out_slots=list(range(len(positions)))).reply.data
-            if len(reply["outputs"]) != len(positions):
-                raise Integrity("D112", f"{len(reply['outputs'])} outputs fetched for {len(positions)} asked")
-            self.check_fetched(shape, layout, seeds, positions, reply["outputs"], "D103", "timed")
+            with self.cost("secret_checks"):
+                reply = sandbox.ask("fetch", positions=positions, out_slots=list(range(len(positions)))).reply.data
+                if len(reply["outputs"]) != len(positions):
+                    raise Integrity("D112", f"{len(reply['outputs'])} outputs fetched for {len(positions)} asked")
+                self.check_fetched(shape, layout, seeds, positions, reply["outputs"], "D103", "timed")
             checked += len(positions)
             if done and checked >= wanted:
                 break
@@ -588,11 +611,12 @@ class Judge:
                                   bool(settings["subtract_event_overhead"]))
         timing_json = result.to_json() | {"checked_outputs": checked, "timed_batches": batch,
                                           "slots_per_batch": layout.slots}
-        judge = self.cross_check(shape, layout, result.median_us, baseline)
-        timing_json |= judge
+        with self.cost("bursts"):
+            judge = self.cross_check(shape, layout, result.median_us, baseline, method)
+        timing_json |= judge | {"judge_costs_s": {k: round(v, 3) for k, v in self.costs.items()}}
         return {"timing": timing_json, "time_us": result.median_us, "host_us": judge.get("judge_us")}
 
-    def cross_check(self, shape, layout: Layout, claimed_us: float, baseline: bool) -> dict:
+    def cross_check(self, shape, layout: Layout, claimed_us: float, baseline: bool, method: str) -> dict:
         """Bursts of back-to-back calls on fresh inputs, timed by the judge's clock; the claimed time must
         account for them (D108). One output of each burst, drawn in secret, is fetched (timed: D109) and
         checked (D103)."""
@@ -604,7 +628,7 @@ class Judge:
         calls = max(1, min(layout.slots, math.ceil(50_000 / max(claimed_us, 1.0))))
         for index in range(1 if baseline else max(1, int(self.rules["bursts"]))):
             seeds = self.stage_fresh(shape, layout, "burst", index)
-            exchange = sandbox.ask("burst", slots=list(range(calls)), copy_out=cpu)
+            exchange = sandbox.ask("burst", slots=list(range(calls)), copy_out=cpu, method=method)
             if exchange.reply.data["kept"] != calls:
                 raise Integrity("D112", f"{exchange.reply.data['kept']} outputs kept for {calls} calls")
             walls.append(exchange.seconds)
@@ -724,8 +748,10 @@ class Judge:
                              "(baselines.compile_shapes): it unrolls the reference's Python loop over T")
                 continue
             record = {"stage": "verify"}
+            self.costs = {"calibration": self.calibration[shape.name]["seconds"]}
             try:
-                record.update(self.verify(shape, self.layouts[shape.name], job.check_reference))
+                with self.cost("verification"):
+                    record.update(self.verify(shape, self.layouts[shape.name], job.check_reference))
                 record["stage"] = "time"
                 record.update(self.time(shape, self.layouts[shape.name], method, bool(baseline)))
                 self.check_sandbox_cpu(bool(baseline))

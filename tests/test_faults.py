@@ -96,6 +96,23 @@ def live_processes(*needles: str) -> dict[int, str]:
     return found
 
 
+def sandbox_user_processes() -> dict[int, str]:
+    """Running processes of the sandbox users (uids 61000-61063): after a run there must be none."""
+    from harness.confine import SANDBOX_SLOTS, SANDBOX_UID_BASE
+
+    found = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            uid = int(next(line for line in (proc / "status").read_text().splitlines() if line.startswith("Uid:")).split()[1])
+            if SANDBOX_UID_BASE <= uid < SANDBOX_UID_BASE + SANDBOX_SLOTS:
+                found[int(proc.name)] = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
+        except (OSError, StopIteration, ValueError):
+            continue
+    return found
+
+
 def kill_pids(pids) -> None:
     for pid in pids:
         try:
@@ -119,7 +136,9 @@ def run_faults(tmp_path_factory, build_cache, template: str, device: str, candid
     done = harness_cli("run", PROBLEM, "--device", device, "--results", str(results), "--config", str(config),
                        *extra, "--candidates", *map(str, candidates), timeout=1200)
     # whatever a killed candidate left running: looked at now, then ended so it cannot slow later tests
-    leftovers = {p.stem: live_processes(f"{build_cache}/{p.stem}-") for p in candidates}
+    leftovers = {p.stem: live_processes(f"{build_cache}/{p.stem}-") | live_processes("harness.sandbox", p.stem)
+                 for p in candidates}
+    leftovers["(sandbox users)"] = sandbox_user_processes()
     kill_pids(pid for found in leftovers.values() for pid in found)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     folder = results / "scalar_gated_delta"
@@ -217,7 +236,7 @@ def test_honest_candidate_in_the_same_run_stays_ok(cpu_run):
     assert "cpu_scalar" in cpu_run.stdout
     order = [r["candidate"] for r in records]
     crashed = [p.stem for p in CPU_FAULTS if rows[p.stem]["status"] in ("crashed", "timeout")
-               and rows[p.stem]["reason"].startswith(("worker died", "evaluation killed"))]
+               and rows[p.stem]["reason"].startswith(("sandbox died", "worker died", "evaluation killed"))]
     assert crashed, "no fault crashed or hung a worker"
     assert all(order.index(name) < order.index("cpu_scalar") for name in crashed), \
         "cpu_scalar was meant to be evaluated after the crashes and hangs"
@@ -239,6 +258,7 @@ def test_hung_forward_is_killed_with_its_worker(cpu_run):
     assert cpu_run.rows["cpu_forward_hang"]["status"] == "timeout"
     assert not cpu_run.leftovers["cpu_forward_hang"], f"still running after the run: {cpu_run.leftovers}"
     assert not any(cpu_run.leftovers[p.stem] for p in CPU_FAULTS if p.stem != "cpu_compile_hang"), cpu_run.leftovers
+    assert not cpu_run.leftovers["(sandbox users)"], cpu_run.leftovers
 
 
 @pytest.mark.slow

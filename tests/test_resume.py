@@ -212,7 +212,7 @@ def interrupted(tmp_path_factory, cache_config, build_cache) -> Interrupted:
     try:
         wait_until(lambda: any(r["candidate"] == "ref:eager" for r in read_records(folder / "records.jsonl")),
                    process, "the eager reference was recorded")
-        wait_until(lambda: live_processes(needle, "harness.worker"), process, "the candidate's worker started")
+        wait_until(lambda: live_processes("harness.sandbox", hang.stem), process, "the candidate's sandbox started")
         time.sleep(1.0)
         process.send_signal(signal.SIGINT)
         process.wait(timeout=60)
@@ -223,7 +223,7 @@ def interrupted(tmp_path_factory, cache_config, build_cache) -> Interrupted:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     time.sleep(0.5)
-    leftovers = live_processes(needle)
+    leftovers = live_processes(needle) | live_processes("harness.sandbox", hang.stem)
     kill_pids(leftovers)
     return Interrupted(process.returncode, (base / "run.log").read_text(), read_records(folder / "records.jsonl"),
                        folder, leftovers)

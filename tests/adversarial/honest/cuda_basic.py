@@ -47,7 +47,9 @@ torch::Tensor gated_delta(torch::Tensor q, torch::Tensor k, torch::Tensor v, tor
     const int B = q.size(0), T = q.size(1), H = q.size(2), D = q.size(3);
     const int blocks = B * H;
     auto stream = at::cuda::getCurrentCUDAStream();
-    gated_delta_kernel<<<blocks, D, D * D * sizeof(float), stream>>>(
+    const int state_bytes = D * D * sizeof(float);   // 64 KiB at D = 128: past the 48 KiB default
+    C10_CUDA_CHECK(cudaFuncSetAttribute(gated_delta_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, state_bytes));
+    gated_delta_kernel<<<blocks, D, state_bytes, stream>>>(
         qc.data_ptr<float>(), k.contiguous().data_ptr<float>(), v.contiguous().data_ptr<float>(),
         gate.contiguous().data_ptr<float>(), beta.contiguous().data_ptr<float>(), y.data_ptr<float>(), T, H, D);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
