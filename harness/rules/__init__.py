@@ -3,6 +3,10 @@
 Rules are small pure functions registered with a stable ID and a severity. Each takes a parsed
 `CandidateSource` and yields `Finding`s; the first paragraph of its docstring is its rationale, shown
 by `harness rules`. A finding of severity `error` rejects the candidate; `warning` is shown only.
+
+A few rules read what the build produced instead of the source (stage "build"): they take the path
+of the built extension library, and the build stage runs them (`check_library`); `check_source`
+runs only the source-stage ones. All share one registry, one ID space and `harness rules`.
 """
 from __future__ import annotations
 
@@ -54,13 +58,15 @@ class CandidateSource:
 
 
 Rule = Callable[[CandidateSource], Iterable[Finding]]
+SOURCE, BUILD = "source", "build"      # what a rule reads: the candidate's text, or its built library
 
 
 @dataclass(frozen=True)
 class RuleSpec:
     id: str
     severity: str
-    func: Rule
+    func: Callable[..., Iterable[Finding]]
+    stage: str = SOURCE
 
     @property
     def rationale(self) -> str:
@@ -71,12 +77,12 @@ class RuleSpec:
 RULES: dict[str, RuleSpec] = {}
 
 
-def rule(rule_id: str, severity: str = ERROR) -> Callable[[Rule], Rule]:
+def rule(rule_id: str, severity: str = ERROR, stage: str = SOURCE) -> Callable[[Rule], Rule]:
     """Register a rule under a stable ID; IDs never change meaning once published."""
     def register(func: Rule) -> Rule:
         if rule_id in RULES:
             raise ValueError(f"duplicate rule id {rule_id}")
-        RULES[rule_id] = RuleSpec(rule_id, severity, func)
+        RULES[rule_id] = RuleSpec(rule_id, severity, func, stage)
         return func
     return register
 
@@ -103,7 +109,7 @@ def check_source(source: CandidateSource) -> list[Finding]:
     findings: list[Finding] = []
     for rule_id in sorted(RULES):
         spec = RULES[rule_id]
-        if source.tree is None and rule_id != "S001":
+        if spec.stage != SOURCE or source.tree is None and rule_id != "S001":
             continue
         findings.extend(spec.func(source))
     return sorted(findings, key=lambda f: (f.severity != ERROR, f.line, f.rule))
@@ -113,12 +119,21 @@ def check_text(path: str, text: str, reference_module: str = "") -> list[Finding
     return check_source(parse_candidate(path, text, reference_module))
 
 
+def check_library(library) -> list[Finding]:
+    """Run the build-stage rules on one built extension library (a path to a .so)."""
+    findings: list[Finding] = []
+    for rule_id in sorted(RULES):
+        if RULES[rule_id].stage == BUILD:
+            findings.extend(RULES[rule_id].func(library))
+    return sorted(findings, key=lambda f: (f.severity != ERROR, f.rule, f.message))
+
+
 def is_accepted(findings: Iterable[Finding]) -> bool:
     return not any(f.severity == ERROR for f in findings)
 
 
 def _load_rule_modules() -> None:
-    from harness.rules import contract, integrity  # noqa: F401  (importing registers their rules)
+    from harness.rules import contract, integrity, symbols  # noqa: F401  (importing registers their rules)
 
 
 _load_rule_modules()

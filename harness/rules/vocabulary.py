@@ -256,3 +256,94 @@ LIBRARY_LDFLAGS = re.compile(r"-l\s*(cublas\w*|cudnn\w*|cusparse\w*|cufft\w*|cus
                              r"openblas\w*|blas|lapack|dnnl|nvrtc|cuda\b)")
 FOREIGN_LDFLAGS = re.compile(r"(-Wl,|--wrap|-L|\.so\b|\.a$|\.o$|-rpath|-include\b|-imacros|-I|-isystem|"
                              r"--pre-include|-Xlinker|-B\b|-specs|-fplugin|@/|-x\b)")
+
+# ----- built-library symbols (I119) -------------------------------------------------------------
+# What a kernel extension may call, by the undefined dynamic symbols of the library the build made.
+# Measured on the honest builds (tests/adversarial/honest, tests/fixtures/cpu_scalar.py, shipped
+# candidates): C names by exact name or pattern, C++ names by the namespace path of their mangling.
+
+# C runtime an extension needs: memory, strings, formatted output to the streams it already has,
+# errors, exceptions and unwinding, thread-local storage, locks (not thread creation), static init.
+SYMBOLS_LIBC = {
+    "malloc", "calloc", "realloc", "free", "aligned_alloc", "posix_memalign", "memalign",
+    "memcpy", "memmove", "memset", "memcmp", "memchr", "memrchr", "strlen", "strnlen", "strcmp", "strncmp",
+    "strchr", "strrchr", "strstr", "strdup", "strndup", "strcpy", "strncpy", "strcat", "strncat", "stpcpy",
+    "strtol", "strtoul", "strtoll", "strtoull", "strtod", "strtof", "atoi", "atol", "atof", "strerror",
+    "printf", "fprintf", "vprintf", "vfprintf", "sprintf", "snprintf", "vsprintf", "vsnprintf", "puts",
+    "putchar", "fputc", "fputs", "putc", "fwrite", "fflush", "stdout", "stderr", "perror",
+    "abort", "__assert_fail", "__stack_chk_fail", "__errno_location", "__tls_get_addr",
+    "__libc_single_threaded", "__gmon_start__", "_ITM_registerTMCloneTable", "_ITM_deregisterTMCloneTable",
+    "__cxa_finalize", "__gxx_personality_v0", "__dynamic_cast", "__once_proxy", "atexit",
+    # defined by the linker and crt files: undefined in the candidate's object files, resolved in the library
+    "_GLOBAL_OFFSET_TABLE_", "_DYNAMIC", "__dso_handle", "__TMC_END__", "_PROCEDURE_LINKAGE_TABLE_",
+    "pthread_mutex_lock", "pthread_mutex_unlock", "pthread_mutex_trylock", "pthread_mutex_init",
+    "pthread_mutex_destroy", "pthread_once", "pthread_key_create", "pthread_key_delete", "pthread_getspecific",
+    "pthread_setspecific", "__pthread_key_create", "pthread_self", "pthread_cond_wait", "pthread_cond_signal",
+    "pthread_cond_broadcast", "pthread_cond_destroy", "pthread_rwlock_rdlock", "pthread_rwlock_wrlock",
+    "pthread_rwlock_unlock", "sched_yield", "qsort", "bsearch",
+}
+SYMBOLS_PATTERNS = re.compile(
+    r"^(?:__cxa_\w+|_Unwind_\w+|__isoc\d+_\w+|__(?:mem(?:cpy|move|set)|st[rp]n?c(?:py|at)|v?s?n?printf|v?fprintf)_chk|"
+    # libm, with float/long double forms and the old glibc _finite entry points
+    r"(?:__)?(?:sqrt|cbrt|hypot|exp|exp2|exp10|expm1|log|log2|log10|log1p|logb|ilogb|pow|fabs|fmod|fmin|fmax|fma|"
+    r"fdim|ceil|floor|round|lround|llround|trunc|rint|lrint|llrint|nearbyint|sin|cos|tan|sincos|asin|acos|atan|"
+    r"atan2|sinh|cosh|tanh|asinh|acosh|atanh|erf|erfc|tgamma|lgamma|ldexp|frexp|modf|copysign|nextafter|"
+    r"remainder|remquo|scalbn|scalbln)[fl]?(?:_finite)?|"
+    # OpenMP (I116: allowed, with a warning) but not changing the process's thread count
+    r"omp_(?!set_num_threads|set_dynamic|set_max_active_levels)\w+|GOMP_\w+|"
+    # the Python C API pybind11 and torch's bindings use (the code-running parts are denied below)
+    r"_?Py\w+|_Py_\w+|THP\w+|"
+    # CUDA runtime: registration and launch of the candidate's kernels, errors, attributes, memory, queries
+    r"__cuda(?:RegisterFatBinary|RegisterFatBinaryEnd|UnregisterFatBinary|RegisterFunction|RegisterVar|"
+    r"RegisterManagedVar|RegisterLinkedBinary\w*|InitModule|PushCallConfiguration|PopCallConfiguration|"
+    r"LaunchKernel\w*|GetKernel)|"
+    r"cuda(?:LaunchKernel|LaunchKernelExC|LaunchKernel_ptsz|LaunchCooperativeKernel|GetLastError|PeekAtLastError|"
+    r"GetErrorString|GetErrorName|FuncSetAttribute|FuncGetAttributes|FuncSetCacheConfig|FuncGetName|"
+    r"Memcpy|MemcpyAsync|Memcpy2D|Memcpy2DAsync|Memset|MemsetAsync|Memset2DAsync|MemcpyToSymbol|"
+    r"MemcpyToSymbolAsync|MemcpyFromSymbol|MemcpyFromSymbolAsync|GetSymbolAddress|GetSymbolSize|Malloc|Free|"
+    r"MallocAsync|FreeAsync|GetDevice|GetDeviceCount|DeviceGetAttribute|GetDeviceProperties\w*|"
+    r"DeviceSynchronize|StreamSynchronize|StreamQuery|StreamIsCapturing|StreamGetCaptureInfo\w*|"
+    r"DriverGetVersion|RuntimeGetVersion|PointerGetAttributes|Occupancy\w+)|"
+    r"cu(?:TensorMapEncode\w+|GetErrorString|GetErrorName))$")
+# C++ namespaces (the first components of a mangled name) of the runtimes an extension is built on.
+SYMBOLS_NAMESPACES = {"std", "__gnu_cxx", "__cxxabiv1", "c10", "at", "torch", "caffe2", "pybind11",
+                      "<builtin>", "<operator new/delete>"}
+# ... less what in them changes streams, threads, dispatch or runs other code: allowed only where the
+# runtime's own inline code refers to it (c10's CUDA guard implements stream and event methods that
+# an honest kernel never calls), an error where the candidate's code reaches it.
+SYMBOLS_NAMESPACE_EXCEPTIONS = (
+    ("std", "thread"), ("std", "jthread"), ("std", "filesystem"), ("std", "experimental"),
+    ("std", "basic_filebuf"), ("std", "basic_ifstream"), ("std", "basic_ofstream"), ("std", "basic_fstream"),
+    ("std", "__basic_file"),
+    ("c10", "cuda", "getStreamFromPool"), ("c10", "cuda", "getStreamFromExternal"),
+    ("c10", "cuda", "setCurrentCUDAStream"), ("c10", "Dispatcher"), ("c10", "impl", "OperatorEntry"),
+    ("at", "cuda", "CUDAGraph"), ("at", "cuda", "getStreamFromPool"), ("at", "cuda", "blas"),
+    ("at", "native"), ("at", "set_num_threads"), ("at", "set_num_interop_threads"), ("torch", "jit"),
+    ("torch", "cuda", "CUDAGraph"),
+)
+# Never an extension's business, whoever refers to it: processes, dynamic loading, threads, files,
+# sockets, signals, the environment, other streams/graphs/devices, the driver API's launch and entry
+# points, IPC, and the Python C API's code-running and interpreter-changing calls. (cudaEvent* and
+# cudaStreamWaitEvent are not here: c10's CUDA guard refers to them; what is in neither list is an
+# error only where the candidate's own code reaches it.)
+SYMBOLS_DENIED = re.compile(
+    r"^(?:fork|vfork|clone|clone3|_Fork|execv\w*|execl\w*|fexecve|system|popen|pclose|posix_spawn\w*|"
+    r"dlopen|dlmopen|dlsym|dlvsym|dladdr\w*|dlclose|dlerror|dlinfo|pthread_create|pthread_detach|"
+    r"pthread_kill|pthread_cancel|pthread_setaffinity_np|sched_setaffinity|"
+    r"fopen\w*|freopen\w*|fdopen|open|open64|openat\w*|__open\w*|creat\w*|mkstemp\w*|tmpfile\w*|"
+    r"read|__read_chk|pread\w*|write|pwrite\w*|unlink\w*|remove|rename\w*|mkdir\w*|rmdir|chdir|chmod|"
+    r"opendir|readdir\w*|truncate|ftruncate|dup|dup2|dup3|pipe|pipe2|mmap|mmap64|munmap|mprotect|"
+    r"memfd_create|shm_open|socket|socketpair|connect|bind|listen|accept\w*|send\w*|recv\w*|getaddrinfo|"
+    r"gethostbyname\w*|ptrace|kill|killpg|raise|signal|sigaction|setitimer|alarm|exit|_exit|_Exit|quick_exit|"
+    r"getenv|secure_getenv|setenv|putenv|unsetenv|clearenv|ioctl|syscall|prctl|setrlimit|"
+    r"cudaStreamCreate\w*|cudaStreamDestroy|cudaStreamAddCallback|cudaStreamBeginCapture\w*|"
+    r"cudaStreamEndCapture|cudaStreamSetAttribute|cudaStreamAttachMemAsync|cudaGraph\w*|cudaLaunchHostFunc|"
+    r"cudaIpc\w*|cudaGetDriverEntryPoint\w*|cuGetProcAddress\w*|cuLaunch\w*|cuModule\w*|cuLibrary\w*|"
+    r"cuStream\w*|cuGraph\w*|cuCtx\w*|cuEvent\w*|cudaSetDevice|cudaSetDeviceFlags|cudaDeviceReset|"
+    r"cudaDeviceSetLimit|cudaDeviceSetCacheConfig|cudaDeviceSetSharedMemConfig|cudaCtxResetPersistingL2Cache|"
+    r"cudaProfilerStart|cudaProfilerStop|cudaLaunchCooperativeKernelMultiDevice|cudaThreadExit|"
+    r"omp_set_num_threads|omp_set_dynamic|omp_set_max_active_levels|"
+    r"_?Py(?:Run_\w+|Import_\w+|_CompileString\w*|Eval_EvalCode\w*|Eval_EvalFrame\w*|Eval_SetTrace|"
+    r"Eval_SetProfile\w*|_Initialize\w*|_Finalize\w*|_Exit|_Main|_BytesMain|_RunMain|_NewInterpreter\w*|"
+    r"_EndInterpreter|Sys_\w+|OS_(?:setsig|AfterFork\w*|BeforeFork)|Marshal_\w+|Code_New\w*|Function_New\w*|"
+    r"ThreadState_SetAsyncExc|Err_SetInterrupt\w*|_AtExit|File_FromFd))$")
