@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.rules import ERROR, RULES, WARNING, check_text, is_accepted
+from harness.rules import ERROR, RULES, SOURCE, WARNING, check_text, is_accepted
 from harness.rules.sources import clean_cpp
 
 REPO = Path(__file__).resolve().parent.parent
 CHEATS = sorted((REPO / "tests" / "adversarial" / "static").glob("*.py"))
 HONEST = sorted((REPO / "tests" / "adversarial" / "honest").glob("*.py"))
 SHIPPED = sorted((REPO / "candidates").glob("*/*.py"))
-INTEGRITY_ERRORS = [f"I{n}" for n in range(101, 112)]
+INTEGRITY_ERRORS = [f"I{n}" for n in range(101, 112) if n != 108]     # I108 is a warning: verification decides
+SOURCE_RULES = sorted(r for r, spec in RULES.items() if spec.stage == SOURCE)
 
 
 def _expected(path: Path) -> str:
@@ -34,11 +35,16 @@ def _errors(findings) -> list:
 # ----- corpora ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("path", CHEATS, ids=lambda p: p.stem)
-def test_cheat_is_rejected_by_its_rule(path: Path):
+def test_cheat_is_caught_by_its_rule(path: Path):
+    """Rejected by its rule when that rule is an error; flagged by it when a warning (I108: verification decides)."""
     expected = _expected(path)
     findings = check_text(str(path), path.read_text(), "scalar_gated_delta")
-    fired = sorted({f.rule for f in _errors(findings)})
-    assert expected in fired, f"{path.name}: expected {expected}, got errors {fired}"
+    if RULES[expected].severity == ERROR:
+        fired = sorted({f.rule for f in _errors(findings)})
+        assert expected in fired, f"{path.name}: expected {expected}, got errors {fired}"
+    else:
+        fired = sorted({f.rule for f in findings})
+        assert expected in fired, f"{path.name}: expected a {expected} warning, got {fired}"
 
 
 @pytest.mark.parametrize("path", HONEST, ids=lambda p: p.stem)
@@ -58,6 +64,7 @@ def test_corpora_cover_every_integrity_rule():
     assert len(CHEATS) >= 24 and len(HONEST) >= 10
     covered = {_expected(p) for p in CHEATS}
     assert set(INTEGRITY_ERRORS) <= covered, f"no cheat for {sorted(set(INTEGRITY_ERRORS) - covered)}"
+    assert all(RULES[rule_id].severity == ERROR for rule_id in INTEGRITY_ERRORS)
     assert any("cuda_sources" not in p.read_text() for p in CHEATS), "no CPU-only cheat"
     assert any("cuda_sources" not in p.read_text() for p in HONEST), "no CPU-only honest candidate"
 
@@ -128,6 +135,32 @@ def cpu_candidate(cpp_extra: str = "", cpp_head: str = "", load_extra: str = "")
             "class ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.run(x)\n")
 
 
+# helpers whose results are ints or tensors by what they return, not by what they are given
+HELPER_POSTLUDE = """
+def steps(t):
+    return t.shape[1]
+def bounds(t, chunk):
+    total = t.shape[1]
+    out = []
+    start = 0
+    while start < total:
+        end = start + chunk
+        if end > total:
+            end = total
+        out.append((start, end))
+        start = end
+    return out
+def same(t):
+    return t
+def boxed(t):
+    box = []
+    box.append(t)
+    return box
+def gen(t):
+    yield t
+"""
+
+
 # (rule, name, tripping text, passing text)
 BF16_MMA = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0}, {%1}, {%2}, {%0};"
 
@@ -140,6 +173,14 @@ CASES = [
      candidate("return ext.run(x)", postlude="def helper(t):\n    return t.exp()\n")),
     ("I101", "matmul_operator", candidate("return x @ x"), candidate("return ext.run(x)")),
     ("I101", "comparison", candidate("return ext.run(x) > 0"), candidate("assert x.dtype == torch.float32\nreturn ext.run(x)")),
+    # a helper's result is what it returns: ints from `.shape` stay ints, a tensor passed through stays a tensor
+    ("I101", "helper_returns_tensor", candidate("y = same(x)\nreturn ext.run(x) * (y > 0)", postlude=HELPER_POSTLUDE),
+     candidate("n = steps(x)\nfor s, e in bounds(x, 16):\n    if e > n or s < 0:\n        break\nreturn ext.run(x)",
+               postlude=HELPER_POSTLUDE)),
+    ("I101", "helper_returns_container", candidate("return ext.run(boxed(x)[0] + 1)", postlude=HELPER_POSTLUDE),
+     candidate("return ext.run(x.view(steps(x) * 1, -1))", postlude=HELPER_POSTLUDE)),
+    ("I101", "helper_yields_tensor", candidate("for t in gen(x):\n    x = t - 1\nreturn ext.run(x)", postlude=HELPER_POSTLUDE),
+     candidate("for i, t in enumerate(gen(x)):\n    assert i < 2\nreturn ext.run(x)", postlude=HELPER_POSTLUDE)),
     ("I102", "aten_op", candidate(cuda_extra="y = at::softmax(x, 0);"), candidate(cuda_extra="y = at::empty_like(x);")),
     ("I102", "tensor_method", candidate(cuda_extra="y = x.matmul(x);"), candidate(cuda_extra="y = y.contiguous();")),
     ("I102", "cublas", candidate(cuda_extra="cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1, 0, 0, 1, 0, 1, 0, 0, 1);"),
@@ -207,7 +248,27 @@ def test_rule_trips_and_passes(rule_id: str, name: str, tripping: str, passing: 
 
 
 def test_every_rule_has_a_case():
-    assert {c[0] for c in CASES} >= {r for r in RULES if r.startswith("I")}
+    """Source rules here; the build-stage rule (I119) in tests/test_symbols.py."""
+    assert {c[0] for c in CASES} >= {r for r in SOURCE_RULES if r.startswith("I")}
+    assert {r for r in RULES if RULES[r].stage != SOURCE} == {"I119"}
+
+
+def test_half_table_in_an_fp32_kernel_is_a_warning_not_a_rejection():
+    """A float32 kernel holding a small `__half` table of 1.0s: I108 still sees the type, and only warns."""
+    path = REPO / "tests" / "adversarial" / "honest" / "honest_half_table.py"
+    findings = check_text(str(path), path.read_text(), "scalar_gated_delta")
+    assert {f.rule for f in findings if f.severity == WARNING} >= {"I108"}
+    assert RULES["I108"].severity == WARNING and is_accepted(findings), [str(f) for f in _errors(findings)]
+
+
+def test_ints_from_a_helper_given_a_tensor_are_ints():
+    """The red-team's I101 false positive: a helper handed `q` returns chunk bounds (ints); comparing them
+    in forward, and `while start < total` / `if end > total` in the helper, is not tensor math."""
+    path = REPO / "tests" / "adversarial" / "honest" / "honest_int_compare_helper.py"
+    assert path in HONEST and "cuda_sources" not in path.read_text()
+    findings = check_text(str(path), path.read_text(), "scalar_gated_delta")
+    assert "I101" not in {f.rule for f in findings} and is_accepted(findings), [str(f) for f in findings]
+
 
 
 def test_contract_rules_still_fire():

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from harness.rules import CandidateSource
 from harness.rules.vocabulary import (
+    MUTATORS,
     SCALAR_ATTRS,
     SCALAR_BUILTINS,
     SCALAR_METHODS,
@@ -71,6 +72,7 @@ class Analysis:
         self.builders = self._ext_builders()
         self.ext_handles = self._ext_handles()
         self.reachable: dict[ast.AST, Function] = {}
+        self._returns: dict[tuple[ast.AST, frozenset[str]], bool] = {}
         self._walk_call_graph()
 
     # --- names ---------------------------------------------------------------------------------
@@ -248,17 +250,7 @@ class Analysis:
                         if skip < 0:
                             self._add(callee, set(param_names(callee)[1:]), work)
                             continue
-                        params = param_names(callee)[skip:]
-                        tainted = set()
-                        for param, arg in zip(params, node.args):
-                            if isinstance(arg, ast.Starred) or self.expr_tainted(arg, entry.tainted):
-                                tainted.add(param)
-                        for keyword in node.keywords:
-                            if self.expr_tainted(keyword.value, entry.tainted):
-                                tainted.update(params if keyword.arg is None else [keyword.arg])
-                        if any(isinstance(a, ast.Starred) and self.expr_tainted(a.value, entry.tainted) for a in node.args):
-                            tainted.update(params)
-                        self._add(callee, tainted, work)
+                        self._add(callee, self.argument_taint(callee, skip, node, entry.tainted), work)
                 elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                     parent = self.parents.get(node)
                     if isinstance(parent, ast.Call) and parent.func is node:
@@ -269,6 +261,48 @@ class Analysis:
                     elif node.id in self.classes and not (isinstance(parent, ast.Attribute)):
                         for method in self.class_methods(self.classes[node.id]).values():
                             self._add(method, set(param_names(method)[1:]), work)
+
+    def argument_taint(self, callee: ast.AST, skip: int, call: ast.Call, tainted: set[str]) -> set[str]:
+        """The callee's parameters that receive a tensor at this call."""
+        params = param_names(callee)[skip:]
+        out = set()
+        for param, arg in zip(params, call.args):
+            if isinstance(arg, ast.Starred) or self.expr_tainted(arg, tainted):
+                out.add(param)
+        for keyword in call.keywords:
+            if self.expr_tainted(keyword.value, tainted):
+                out.update(params if keyword.arg is None else [keyword.arg])
+        if any(isinstance(a, ast.Starred) and self.expr_tainted(a.value, tainted) for a in call.args):
+            out.update(params)
+        return out
+
+    def returns_tainted(self, func: ast.AST, params: set[str]) -> bool:
+        """Whether a function in this file, given tensors in `params`, returns or yields a tensor.
+
+        What a helper gives back is read from its `return`/`yield` values, not from its arguments:
+        `n_chunks(q)` returning `q.shape[1] // 64` is an int. A recursive cycle counts as a tensor.
+        """
+        key = (func, frozenset(params))
+        if key not in self._returns:
+            self._returns[key] = True          # in progress: a cycle is assumed to carry tensors
+            tainted = self._taint(func, params)
+            self._returns[key] = any(value is not None and self.expr_tainted(value, tainted)
+                                     for value in returned_values(func))
+        return self._returns[key]
+
+    def function_callees(self, call: ast.Call) -> list[tuple[ast.AST, int]] | None:
+        """The functions of this file a call runs right away, or None if it is not (only) such a call.
+
+        Instantiating a class gives an object whose methods may hold tensors, so it stays a tensor.
+        """
+        enclosing = self.parents.get(call)
+        while enclosing is not None and not isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            enclosing = self.parents.get(enclosing)
+        owner = self._owner_of(enclosing) if enclosing is not None else None
+        callees = self._callees(call, owner)
+        if not callees or any(skip < 0 or getattr(callee, "name", "") == "__init__" for callee, skip in callees):
+            return None
+        return callees
 
     def _callees(self, call: ast.Call, owner: ast.ClassDef | None) -> list[tuple[ast.AST, int]]:
         """Functions in this file a call may run, with how many leading parameters the call does not fill."""
@@ -291,7 +325,7 @@ class Analysis:
             if isinstance(receiver, ast.Name) and receiver.id == "self" and owner is not None:
                 methods = self.class_methods(owner)
                 if func.attr in methods:
-                    out.append((methods[func.attr], 1))
+                    out.append((methods[func.attr], 0 if is_static(methods[func.attr]) else 1))
                 elif func.attr in self.self_classes:
                     cls_methods = self.class_methods(self.classes[self.self_classes[func.attr]])
                     out += [(cls_methods[n], 1) for n in ("forward", "__call__") if n in cls_methods]
@@ -306,8 +340,7 @@ class Analysis:
                 cls_methods = self.class_methods(self.classes[receiver.id])
                 if func.attr in cls_methods:
                     method = cls_methods[func.attr]
-                    static = any(dotted(d) == "staticmethod" for d in method.decorator_list)
-                    out.append((method, 0 if static and func.attr != "forward" else 1))
+                    out.append((method, 0 if is_static(method) and func.attr != "forward" else 1))
                 elif func.attr == "apply" and "forward" in cls_methods:   # autograd.Function
                     out.append((cls_methods["forward"], 1))
             elif isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super" \
@@ -333,10 +366,18 @@ class Analysis:
                     self._assign(node.target, node.iter, tainted)
                 elif isinstance(node, ast.withitem) and node.optional_vars is not None:
                     self._assign(node.optional_vars, node.context_expr, tainted)
-                elif isinstance(node, ast.Call) and any(self.expr_tainted(a, tainted) for a in node.args):
+                elif isinstance(node, ast.Call) and any(self.expr_tainted(a, tainted) for a in
+                                                        list(node.args) + [k.value for k in node.keywords]):
                     for arg in node.args:      # map(lambda a, b: a * b, q, k)
                         if isinstance(arg, ast.Lambda):
                             tainted.update(param_names(arg))
+                    func = node.func           # parts.append(q): the list now holds a tensor
+                    if isinstance(func, ast.Attribute) and func.attr in MUTATORS:
+                        root = func.value
+                        while isinstance(root, (ast.Attribute, ast.Subscript)):
+                            root = root.value
+                        if isinstance(root, ast.Name) and root.id != "self":
+                            tainted.add(root.id)
             if len(tainted) == before:
                 break
         return tainted
@@ -347,10 +388,20 @@ class Analysis:
             for t, v in zip(target.elts, value.elts):
                 self._assign(t, v, tainted)
             return
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, ast.Call) and not value.keywords \
+                and isinstance(value.func, ast.Name) and value.func.id not in self.functions:
+            # `for i, t in enumerate(xs)`: i counts; `for a, b in zip(xs, ys)`: each takes its own sequence's items
+            if value.func.id == "enumerate" and len(target.elts) == 2 and len(value.args) == 1:
+                self._assign(target.elts[1], value.args[0], tainted)
+                return
+            if value.func.id == "zip" and len(target.elts) == len(value.args) \
+                    and not any(isinstance(a, ast.Starred) for a in value.args):
+                for t, v in zip(target.elts, value.args):
+                    self._assign(t, v, tainted)
+                return
         if self.expr_tainted(value, tainted):
-            for node in ast.walk(target):
-                if isinstance(node, ast.Name):
-                    tainted.add(node.id)
+            for node in assigned_names(target):
+                tainted.add(node)
 
     def expr_tainted(self, node: ast.AST, tainted: set[str]) -> bool:
         """Whether an expression plausibly holds a tensor derived from forward's inputs."""
@@ -375,6 +426,10 @@ class Analysis:
                     and name.split(".")[-1] not in {"device", "Size", "finfo", "iinfo", "is_tensor", "numel",
                                                     "is_floating_point", "get_default_dtype", "dtype"}:
                 return True
+            callees = self.function_callees(node)
+            if callees is not None:     # a helper of this file: a tensor only if it returns one
+                return any(self.returns_tainted(callee, self.argument_taint(callee, skip, node, tainted))
+                           for callee, skip in callees)
             if isinstance(func, ast.Attribute) and self.expr_tainted(func.value, tainted):
                 return True
             args = list(node.args) + [k.value for k in node.keywords]
@@ -404,6 +459,42 @@ class Analysis:
         for entry in self.reachable.values():
             for node in ast.walk(entry.node):
                 yield entry, node
+
+
+def assigned_names(target: ast.AST) -> Iterator[str]:
+    """The local names an assignment target binds or fills: `a, *b` -> a, b; `out[i]`, `box.x` -> out, box."""
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from assigned_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from assigned_names(target.value)
+    elif isinstance(target, (ast.Subscript, ast.Attribute)):
+        root = target.value
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
+        if isinstance(root, ast.Name):
+            yield root.id
+
+
+def returned_values(func: ast.AST) -> Iterator[ast.AST | None]:
+    """The `return` and `yield` values of a function (a lambda's body), not those of functions nested in it."""
+    if isinstance(func, ast.Lambda):
+        yield func.body
+        return
+    stack = list(ast.iter_child_nodes(func))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom)):
+            yield node.value
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def is_static(method: ast.AST) -> bool:
+    return any(dotted(d) == "staticmethod" for d in getattr(method, "decorator_list", []))
 
 
 def call_tail(call: ast.Call) -> str:

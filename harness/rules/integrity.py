@@ -3,7 +3,8 @@
 Input: a parsed `CandidateSource`. Output: `Finding`s. Python is read through its AST; the C++/CUDA
 texts handed to load_inline are read with comments and string literals blanked (`clean_cpp`), so
 a comment that mentions a forbidden word trips nothing. One error ID per class of cheat, and a
-few warning IDs (I112-I116) for things that are legitimate often enough that a person should look.
+few warning IDs (I108, I112-I116, I118) for things that are legitimate often enough that a person
+should look, or that verification decides anyway.
 
 Reachability: PyTorch math is only rejected in `ModelNew.forward` and what it calls in the same
 file (helper functions, methods, classes it instantiates); `__init__` and module-level code may
@@ -408,9 +409,14 @@ def obfuscates_code(source: CandidateSource):
     yield from _unique(out)
 
 
-@rule("I108")
+@rule("I108", WARNING)
 def downgrades_precision(source: CandidateSource):
-    """The problems are float32: half, bfloat16, TF32 or fp8 arithmetic trades accuracy the reference does not."""
+    """Half, bfloat16 or fp8 types, or precision switches, in a float32 problem: a person should check where they are used.
+
+    A warning, not an error: the types alone say nothing about the math (a float32 kernel may keep a
+    small `__half` table, or convert at its edges), and verification against the float64 gold at a
+    float32 tolerance already fails a candidate that computes in half, bf16 or TF32.
+    """
     analysis = analysis_of(source)
     out = []
     for node, name in analysis.outermost_chains(source.tree):
