@@ -280,7 +280,7 @@ class Run:
             if build.status != "ok":
                 status = build.status
                 for shape in shapes:
-                    self.record(entry, shape, status, build.reason, "build", **extra)
+                    self.record(entry, shape, status, build.reason, "build", check=build.check, **extra)
                 return
             if entry.uses_cuda != (self.env.device == "cuda"):
                 reason = ("no CUDA device: compiled only, not run" if entry.uses_cuda else
