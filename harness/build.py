@@ -8,7 +8,6 @@ build-stage rules (I119: the symbols it calls); an error there makes the result 
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -23,9 +22,10 @@ from harness.discovery import Candidate
 from harness.env import REPO_ROOT, EnvInfo
 from harness.records import locked, now_utc, write_atomic
 from harness.rules import ERROR, check_library
-from harness.spawn import kill_all_workers, spawn_worker
+from harness.spawn import kill_all_workers, sandbox_slot, spawn_worker
 
 BUILD_RECIPE_VERSION = 1   # bump when the way candidates are compiled changes
+BUILD_SLOTS = 32           # sandbox users 0..31 build; evaluations take the next ones (runner.py)
 
 
 @dataclass(frozen=True)
@@ -93,30 +93,6 @@ def can_compile_cuda(env: EnvInfo) -> str:
     return ""
 
 
-class SlotPool:
-    """Sandbox users for concurrent builds: each build holds one, so no build can touch another's folder."""
-
-    def __init__(self, slots: int):
-        self.free = list(range(slots))
-        self.lock = threading.Condition()
-
-    @contextlib.contextmanager
-    def taken(self):
-        with self.lock:
-            while not self.free:
-                self.lock.wait()
-            slot = self.free.pop(0)
-        try:
-            yield slot
-        finally:
-            with self.lock:
-                self.free.append(slot)
-                self.lock.notify()
-
-
-BUILD_SLOTS = SlotPool(32)
-
-
 def build_one(candidate: Candidate, uses_cuda: bool, env: EnvInfo, arch: str, cache_dir: Path,
               time_limit_s: float) -> BuildResult:
     return screen_libraries(compile_one(candidate, uses_cuda, env, arch, cache_dir, time_limit_s))
@@ -168,7 +144,7 @@ def compile_one(candidate: Candidate, uses_cuda: bool, env: EnvInfo, arch: str, 
         log_path.write_text(f"# build of {candidate.path} at {now_utc()}\n")
         # importing the candidate runs its code: the build is confined to a user of its own, which may write
         # only this build's folder, seen at a fixed path (spawn.EXTENSION_MOUNT) that evaluations see too
-        with BUILD_SLOTS.taken() as slot:
+        with sandbox_slot(0, BUILD_SLOTS) as slot:
             outcome = spawn_worker(job, worker_environment(directory, env, arch, uses_cuda), time_limit_s, log_path,
                                    sandbox_slot=slot, extension_dir=directory / "ext")
         if outcome.timed_out:

@@ -220,13 +220,17 @@ def _handled_writes(abi: int) -> int:
     return handled
 
 
-def prepare_sandbox(uid: int | None, writable: Iterable[Path] = ()) -> tuple[Path, Confinement]:
+def prepare_sandbox(uid: int | None, writable: Iterable[Path] = (), mounted: Iterable[Path] = ()
+                    ) -> tuple[Path, Confinement]:
     """A fresh private temporary folder, `writable` handed to `uid`, and what preexec will enforce.
+    Paths in `mounted` are writable too, but the sandbox reaches them through a bind mount of its own
+    (spawn.with_binds), so the folders above them need not be open to it.
 
     Every decision is made here, by detection, so that the record states what was in force and
     preexec only carries it out (or fails the start: it never silently does less).
     """
     writable = [Path(p).absolute() for p in writable]
+    mounted = {Path(p).absolute() for p in mounted}
     for path in writable:
         if not path.exists():
             raise FileNotFoundError(f"writable path {path} does not exist")
@@ -242,7 +246,7 @@ def prepare_sandbox(uid: int | None, writable: Iterable[Path] = ()) -> tuple[Pat
         for path in writable:
             _chown_tree(path, uid, uid)
         # Owning a folder is no use if a folder above it (e.g. /root, mode 0700) cannot be entered.
-        hidden = unreachable_paths(uid, writable)
+        hidden = unreachable_paths(uid, [p for p in writable if p not in mounted])
         if hidden:
             release_sandbox(private_tmp, writable)
             raise PermissionError(f"uid {uid} cannot reach {', '.join(hidden)}: a folder above is closed to it")

@@ -34,11 +34,10 @@ from harness.problem import Problem, ProblemError, select_shapes
 from harness.protocol import EvaluateJob, ShapeOutcome
 from harness.records import Record, append_record, now_utc, read_records, write_atomic
 from harness.rules import ERROR, check_source, is_accepted, parse_candidate
-from harness.spawn import kill_all_workers, spawn_worker
+from harness.spawn import kill_all_workers, sandbox_slot, spawn_worker
 
 log = logging.getLogger(__name__)
 BASELINES = (("ref:eager", "eager"), ("ref:graph", "graph"), ("ref:compile", "compile"))
-EVALUATION_SLOTS = 32   # sandbox users 0..31 are for builds, 32.. for evaluations (one per GPU)
 
 
 class Reporter(Protocol):
@@ -237,7 +236,7 @@ class Run:
         if gpu is not None and self.env.device == "cuda":
             env_overrides["CUDA_VISIBLE_DEVICES"] = str(gpu)
             sandbox_env["CUDA_VISIBLE_DEVICES"] = str(gpu)
-        slot = EVALUATION_SLOTS + (gpu or 0) if entry.candidate is not None else None
+        slot = 0 if entry.candidate is not None else None   # the actual user is taken when the judge starts
         log_path.parent.mkdir(parents=True, exist_ok=True)
         job = EvaluateJob(
             device=self.env.device, problem_path=str(self.problem.path.resolve()), shapes=tuple(shapes),
@@ -255,11 +254,16 @@ class Run:
         return job, env_overrides, log_path, limit
 
     def judge(self, job: EvaluateJob, env_overrides: dict, limit: float, log_path: Path, on_line=None):
-        try:
+        if job.sandbox_slot is None:   # a trusted baseline: no user of its own
             return spawn_worker(job.to_json(), env_overrides, limit, log_path, on_line=on_line, module="harness.judge")
-        finally:   # a judge killed at its time limit leaves its sandbox's user behind
-            if job.sandbox_slot is not None and confine.can_drop_privileges():
-                confine.kill_user(confine.sandbox_uid(job.sandbox_slot))
+        with sandbox_slot(build_stage.BUILD_SLOTS, confine.SANDBOX_SLOTS - build_stage.BUILD_SLOTS) as slot:
+            job = dataclasses.replace(job, sandbox_slot=slot)
+            try:
+                return spawn_worker(job.to_json(), env_overrides, limit, log_path, on_line=on_line,
+                                    module="harness.judge")
+            finally:   # a judge killed at its time limit leaves its sandbox's user behind
+                if confine.can_drop_privileges():
+                    confine.kill_user(confine.sandbox_uid(slot))
 
     def warm_compile(self, entry: Entry, gpu: int | None) -> None:
         """torch.compile the reference in its own worker while the candidates are evaluated (the compile is
@@ -277,7 +281,9 @@ class Run:
         extra = {}
         if build is not None:
             extra = {"compile_s": build.compile_s, "build_cached": build.cached}
-            if build.status != "ok":
+            if build.status == "rejected" and self.config.get("check.static") == "warn":
+                pass   # the static filter only warns: the judge alone decides
+            elif build.status != "ok":
                 status = build.status
                 for shape in shapes:
                     self.record(entry, shape, status, build.reason, "build", check=build.check, **extra)

@@ -9,6 +9,8 @@ Evaluations run in the judge (judge.py), trusted, which confines the candidate's
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -19,7 +21,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 from pathlib import Path
 
 from harness import confine
@@ -67,14 +69,44 @@ def mounts_possible() -> bool:
 
 def extension_mount() -> Path:
     """The fixed mount point, made once (root-owned, 0755); an impostor there is refused."""
+    return _root_folder(EXTENSION_MOUNT)
+
+
+SLOT_LOCKS = Path("/tmp/harness-slots")
+
+
+def _root_folder(path: Path) -> Path:
+    """A folder of ours at a fixed path (made 0755 if missing); a link or another owner's folder is refused."""
     try:
-        EXTENSION_MOUNT.mkdir(mode=0o755)
+        path.mkdir(mode=0o755)
     except FileExistsError:
         pass
-    info = EXTENSION_MOUNT.lstat()
-    if not EXTENSION_MOUNT.is_dir() or EXTENSION_MOUNT.is_symlink() or info.st_uid != os.geteuid():
-        raise PermissionError(f"{EXTENSION_MOUNT}: expected a folder owned by uid {os.geteuid()}, not a link")
-    return EXTENSION_MOUNT
+    info = path.lstat()
+    if not path.is_dir() or path.is_symlink() or info.st_uid != os.geteuid():
+        raise PermissionError(f"{path}: expected a folder owned by uid {os.geteuid()}, not a link")
+    return path
+
+
+@contextlib.contextmanager
+def sandbox_slot(first: int, count: int) -> Iterator[int]:
+    """A sandbox user no other harness process on this machine holds (one flock per slot): every process of
+    a slot's user is killed before and after each use, so two runs must never share one."""
+    folder = _root_folder(SLOT_LOCKS)
+    while True:
+        for slot in range(first, first + count):
+            handle = open(folder / f"{slot}.lock", "a")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                continue
+            try:
+                yield slot
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+                handle.close()
+            return
+        time.sleep(0.2)
 
 
 def _blocked_ancestor(path: Path) -> Path | None:
@@ -263,13 +295,13 @@ def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log
                 extension_dir.mkdir(parents=True, exist_ok=True)
                 writable.append(extension_dir)
                 if uid is not None and mounts_possible():
-                    binds.append((str(extension_dir), str(extension_mount())))
+                    binds.append((str(extension_dir.absolute()), str(extension_mount())))
                     keep["TORCH_EXTENSIONS_DIR"] = str(EXTENSION_MOUNT)
             if job.get("candidate", {}).get("path"):   # the confined user may not reach the original's folder
                 copy = Path(scratch) / Path(job["candidate"]["path"]).name
                 shutil.copyfile(job["candidate"]["path"], copy)
                 job = dict(job, candidate=dict(job["candidate"], path=str(copy)))
-            private_tmp, confinement = confine.prepare_sandbox(uid, writable)
+            private_tmp, confinement = confine.prepare_sandbox(uid, writable, [source for source, _ in binds])
             env = confine.sandbox_env(private_tmp, keep)
             stash = Path(tempfile.mkdtemp(prefix="harness-stash-")) if uid is not None and mounts_possible() else None
             preexec = with_binds(binds, confine.preexec(uid, confinement), stash)

@@ -1,16 +1,15 @@
-"""Timing: a callable and its rotating input sets in, a `TimingResult` out.
+"""Timing: a callable in, per-call samples and a `TimingResult` out. Used inside the sandbox (which
+times calls on inputs the judge staged, one fresh set per call) and by the GPU tools in tools/.
 
 Methods (configs/default.yaml, `timing.method`):
 - events: a CUDA event pair around each call on the current stream, with a short spin kernel
   enqueued ahead of the start event so host launch latency stays out of device time, and the L2
   flushed between calls outside the timed region;
-- graph: `graph_calls` calls captured in one CUDA graph and replayed; per-call time is the
-  replay time over the call count. With the L2 flush on, the flush is captured before every call
-  and a replay of the flushes alone is subtracted, so both device-time methods meet the same cold
-  cache;
-- host: wall clock around each call closed by a device-wide synchronize (counts every stream
-  and the host overhead a user pays). Host time per call is always measured too.
-On CPU every method is the monotonic clock.
+- graph: the sandbox captures one call in a CUDA graph on static buffers and times each replay by
+  events, after copying that call's fresh inputs into them (`capture_graph`; the tools also time
+  graphs of many calls, `time_cuda_graph`);
+- host: wall clock around each call closed by a device-wide synchronize.
+On CPU every method is the monotonic clock. The judge computes the statistics (`summarize`).
 """
 from __future__ import annotations
 
@@ -127,17 +126,6 @@ def time_host(call: Callable[[int], object], iters: int, synchronize: Callable[[
             synchronize()
             floors.append((time.perf_counter_ns() - start) / 1e3)
     return samples
-
-
-def far_above(host_us: float, device_us: float) -> bool:
-    """D106's margin: host time per call beyond four times device time plus 200 us."""
-    return host_us > 4 * device_us + 200
-
-
-def host_excess(host_us: Sequence[float], floor_us: Sequence[float]) -> float:
-    """Median host time per call beyond a trivial launch timed right after it: the launch overhead, and a
-    CPU busy with other work at that moment, taken out."""
-    return statistics.median(h - f for h, f in zip(host_us, floor_us))
 
 
 def time_cpu(call: Callable[[int], object], settings: dict, prepare: Prepare = _no_prepare) -> TimingResult:

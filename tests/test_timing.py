@@ -1,7 +1,5 @@
 """Timing helpers that run without a GPU: statistics, stopping rule, L2 flush callables."""
 import itertools
-import statistics
-import time
 
 import pytest
 import torch
@@ -166,26 +164,3 @@ def test_graph_with_flushes_is_timed_less_its_flushes_alone(monkeypatch):
     assert len(cold) == 50 and cold[0] == pytest.approx(7.0)
     warm = timing.time_cuda_graph(FakeGraph(calls * 6.0), calls, settings)
     assert warm[0] == pytest.approx(6.0)
-
-
-def test_queued_hidden_work_is_told_from_a_busy_cpu(clock):
-    """D106 looks at what the synchronize waits for after the call returned, not at the whole host time."""
-    device_us = 50.0
-    busy_cpu_waits: list[float] = []      # 5 ms to return (the CPU shared with compiles), nothing left queued
-    host = timing.time_host(lambda i: clock.take(0.005), 5, lambda: None, waits=busy_cpu_waits)
-    assert timing.far_above(min(host), device_us)
-    assert not timing.far_above(statistics.median(busy_cpu_waits), device_us)
-    hidden_waits: list[float] = []        # returns at once, the synchronize waits 5 ms for a side stream
-    timing.time_host(lambda i: None, 5, lambda: clock.take(0.005), waits=hidden_waits)
-    assert timing.far_above(statistics.median(hidden_waits), device_us)
-
-
-def test_host_work_is_told_from_a_busy_cpu_by_a_trivial_launch_timed_beside_it(clock):
-    device_us = 5.0
-    floors: list[float] = []              # a busy CPU: the trivial launch after each call is as slow
-    host = timing.time_host(lambda i: clock.take(0.003), 5, lambda: None, floor=(lambda: clock.take(0.003), floors))
-    assert timing.far_above(min(host), device_us)
-    assert not timing.far_above(timing.host_excess(host, floors), device_us)
-    floors = []                           # 3 ms of work on the host (a thread, the CPU), trivial launches quick
-    host = timing.time_host(lambda i: clock.take(0.003), 5, lambda: None, floor=(lambda: None, floors))
-    assert timing.far_above(timing.host_excess(host, floors), device_us)

@@ -26,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from harness import build as build_stage  # noqa: E402
 from harness import timing  # noqa: E402
 from harness.config import load_config  # noqa: E402
+
+GRAPH_CALLS = 20   # calls per captured graph (the harness itself now captures one call per replay)
 from harness.discovery import discover  # noqa: E402
 from harness.env import collect_env, probe_env  # noqa: E402
 from harness.problem import load_problem  # noqa: E402
@@ -61,9 +63,9 @@ def trivial_floors(settings: dict) -> dict:
     # the empty pair, against back-to-back replay, with no work and no memory traffic to blur it.
     empty_kernel = lambda i: torch.cuda._sleep(0)
     rows["events, zero-cycle kernel"] = timing.time_cuda_events(empty_kernel, settings).device_us(True)
-    empty_graph, _ = timing.capture_graph(empty_kernel, int(settings["graph_calls"]))
-    rows["graph, zero-cycle kernel"] = timing.time_cuda_graph(empty_graph, int(settings["graph_calls"]), settings)
-    calls = int(settings["graph_calls"])
+    empty_graph, _ = timing.capture_graph(empty_kernel, GRAPH_CALLS)
+    rows["graph, zero-cycle kernel"] = timing.time_cuda_graph(empty_graph, GRAPH_CALLS, settings)
+    calls = GRAPH_CALLS
     graph, _, flushes = timing.capture_timed_graph(call, calls, torch.device("cuda"), settings["l2_flush"])
     rows[f"graph (flush={settings['l2_flush']})"] = timing.time_cuda_graph(graph, calls, settings, flushes)
     warm, _ = timing.capture_graph(call, calls)
