@@ -271,6 +271,97 @@ def layout_end(layout: Layout) -> int:
     return layout.out_offsets[-1] + _aligned(layout.output_bytes)
 
 
+# --- what the judge holds against the claims: evidence in, a registry of checks ---------------------------
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the judge measured itself about one (candidate, shape), beside what the sandbox claimed."""
+    device: str                  # "cuda" or "cpu"
+    claimed_us: float            # the claimed time per call (the median of the sandbox's samples)
+    judge_us: float              # the judge's clock per back-to-back call, less the harness's own empty call
+    cpu_us: float                # the sandbox user's CPU time per call in those bursts, less the empty call's
+    cores: int                   # how many cores the sandbox may run on
+    calls: int                   # calls in the bursts, all together
+    fetch_s: float | None        # GPU: the quickest fetch of one finished output
+    calibrated_fetch_s: float    # the same fetch of the harness's own call, before the candidate loaded
+    idle_cpu_s: float            # the sandbox user's CPU time between requests, since the sandbox started
+    busy_cpu_s: float            # ... and while serving them
+    extra_processes: dict        # pid -> CPU seconds: processes of the sandbox beside it, after the load
+
+
+EVIDENCE_CHECKS: dict[str, object] = {}
+
+
+def evidence_check(check_id: str):
+    """Register a check on `Evidence`: it returns why the evidence shows cheating, or ""."""
+    def register(function):
+        EVIDENCE_CHECKS[check_id] = function
+        return function
+    return register
+
+
+@evidence_check("D108")
+def clock_accounts_for_claim(evidence: Evidence, rules: dict) -> str:
+    """The claimed time must account for the judge's clock: on the GPU, back-to-back calls by wall time; on
+    the CPU, the sandbox user's CPU time (threads and processes included), which unlike wall time does not
+    grow when the machine is busy, with room for every core it may use and /proc's tick resolution."""
+    ratio, margin = float(rules["clock_ratio"]), float(rules["clock_margin_us"])
+    if evidence.device != "cuda":
+        allowed = ratio * evidence.claimed_us * evidence.cores + margin + 2e6 / CLOCK_TICKS / max(1, evidence.calls)
+        if evidence.cpu_us > allowed:
+            return (f"the sandbox used {evidence.cpu_us:.1f} us of CPU per call beyond the harness's own empty call, "
+                    f"against a claimed {evidence.claimed_us:.1f} us on at most {evidence.cores} cores (allowed "
+                    f"{allowed:.1f} us): work the claim does not account for")
+        return ""
+    if evidence.judge_us > ratio * evidence.claimed_us + margin:
+        return (f"the judge's clock measured {evidence.judge_us:.1f} us per call beyond the harness's own empty call, "
+                f"against a claimed {evidence.claimed_us:.1f} us (allowed: {ratio:g} x claimed + {margin:g} us): time "
+                "the claim does not account for")
+    return ""
+
+
+@evidence_check("D109")
+def nothing_running_after_return(evidence: Evidence, rules: dict) -> str:
+    """A fetch of finished outputs waits for nothing: one slower than twice the calibrated fetch plus a margin
+    waited for work still running after the calls returned."""
+    if evidence.fetch_s is None:
+        return ""
+    allowed = 2 * evidence.calibrated_fetch_s + float(rules["fetch_margin_ms"]) / 1e3
+    if evidence.fetch_s > allowed:
+        return (f"fetching one finished output took {evidence.fetch_s * 1e3:.2f} ms against "
+                f"{evidence.calibrated_fetch_s * 1e3:.2f} ms calibrated: work still running after the calls returned")
+    return ""
+
+
+@evidence_check("D110")
+def no_work_between_requests(evidence: Evidence, rules: dict) -> str:
+    """Between two requests the sandbox has nothing to do: CPU time it burns then is work outside any call
+    (precomputing inputs read from the arena, finishing answers late)."""
+    allowed = float(rules["idle_cpu_ms"]) / 1e3 + 0.05 * evidence.busy_cpu_s
+    if evidence.idle_cpu_s > allowed:
+        return (f"the sandbox burnt {evidence.idle_cpu_s * 1e3:.0f} ms of CPU between requests (allowed "
+                f"{allowed * 1e3:.0f} ms): work done outside any call")
+    return ""
+
+
+@evidence_check("D114")
+def no_process_beside_the_sandbox(evidence: Evidence, rules: dict) -> str:
+    """A candidate starts nothing: a process of the sandbox's user alive beside it after the load is a daemon
+    or a helper working out of sight."""
+    if evidence.extra_processes:
+        return (f"{len(evidence.extra_processes)} process(es) of the sandbox's user beside it (pids "
+                f"{sorted(evidence.extra_processes)[:5]}): a candidate starts nothing")
+    return ""
+
+
+def run_checks(evidence: Evidence, rules: dict) -> None:
+    """Every registered check in ID order; the first that finds something ends the row as integrity."""
+    for check_id in sorted(EVIDENCE_CHECKS):
+        reason = EVIDENCE_CHECKS[check_id](evidence, rules)
+        if reason:
+            raise Integrity(check_id, reason)
+
+
 # --- the judge -------------------------------------------------------------------------------------------
 
 class Judge:
@@ -645,47 +736,20 @@ class Judge:
         per_call_us = max(0.0, (min(walls) - overhead_s) / calls * 1e6)
         report = {"judge_us": round(per_call_us, 3), "judge_burst_calls": calls,
                   "judge_overhead_us": round(overhead_s / calls * 1e6, 3)}
-        if baseline:
-            return report
-        ratio, margin = float(self.rules["clock_ratio"]), float(self.rules["clock_margin_us"])
+        total = len(walls) * calls
+        cores = len(os.sched_getaffinity(sandbox.process.pid)) if hasattr(os, "sched_getaffinity") else 1
+        evidence = Evidence(
+            device=self.device.type, claimed_us=claimed_us, judge_us=per_call_us,
+            cpu_us=max(0.0, cpu_s / total - calibration["cpu_per_call_s"]) * 1e6, cores=cores, calls=total,
+            fetch_s=min(fetch_s) if fetch_s else None, calibrated_fetch_s=calibration["fetch_s"],
+            idle_cpu_s=sandbox.idle_cpu_s, busy_cpu_s=sandbox.busy_cpu_s, extra_processes=dict(sandbox.extra_processes))
         if cpu:
-            # A CPU call's work is CPU time of the sandbox's user, wherever it runs (threads, processes), and
-            # unlike wall time it does not grow when the machine is busy: held against the claim, with room for
-            # every core the sandbox may use and for /proc's clock-tick resolution.
-            total = len(walls) * calls
-            cores = len(os.sched_getaffinity(sandbox.process.pid)) if hasattr(os, "sched_getaffinity") else 1
-            cpu_us = max(0.0, cpu_s / total - calibration["cpu_per_call_s"]) * 1e6
-            allowed = ratio * claimed_us * cores + margin + 2e6 / CLOCK_TICKS / total
-            report |= {"judge_cpu_us": round(cpu_us, 3), "judge_cores": cores}
-            if cpu_us > allowed:
-                raise Integrity("D108", f"the sandbox used {cpu_us:.1f} us of CPU per call beyond the harness's own "
-                                        f"empty call, against a claimed {claimed_us:.1f} us on at most {cores} cores "
-                                        f"(allowed {allowed:.1f} us): work the claim does not account for")
-            return report
-        if per_call_us > ratio * claimed_us + margin:
-            raise Integrity("D108", f"the judge's clock measured {per_call_us:.1f} us per call beyond the harness's "
-                                    f"own empty call, against a claimed {claimed_us:.1f} us (allowed: {ratio:g} x "
-                                    f"claimed + {margin:g} us): time the claim does not account for")
-        if fetch_s:
-            slowest, allowed = min(fetch_s), 2 * calibration["fetch_s"] + float(self.rules["fetch_margin_ms"]) / 1e3
-            report["judge_fetch_ms"] = round(slowest * 1e3, 3)
-            if slowest > allowed:
-                raise Integrity("D109", f"fetching one finished output took {slowest * 1e3:.2f} ms against "
-                                        f"{calibration['fetch_s'] * 1e3:.2f} ms calibrated: work still running after "
-                                        "the calls returned")
+            report |= {"judge_cpu_us": round(evidence.cpu_us, 3), "judge_cores": cores}
+        if evidence.fetch_s is not None:
+            report["judge_fetch_ms"] = round(evidence.fetch_s * 1e3, 3)
+        if not baseline:   # the baselines are the reference itself: reported, not judged
+            run_checks(evidence, self.rules)
         return report
-
-    def check_sandbox_cpu(self, baseline: bool) -> None:
-        sandbox = self.sandbox
-        if baseline:
-            return
-        if sandbox.extra_processes:
-            raise Integrity("D114", f"{len(sandbox.extra_processes)} process(es) of the sandbox beside it "
-                                    f"(pids {sorted(sandbox.extra_processes)[:5]}): a candidate starts nothing")
-        allowed = float(self.rules["idle_cpu_ms"]) / 1e3 + 0.05 * sandbox.busy_cpu_s
-        if sandbox.idle_cpu_s > allowed:
-            raise Integrity("D110", f"the sandbox burnt {sandbox.idle_cpu_s * 1e3:.0f} ms of CPU between requests "
-                                    f"(allowed {allowed * 1e3:.0f} ms): work done outside any call")
 
     # --- one run --------------------------------------------------------------------------------------------
     def outcome(self, shape: str, status: str, stage: str, reason: str = "", **extra) -> None:
@@ -754,7 +818,6 @@ class Judge:
                     record.update(self.verify(shape, self.layouts[shape.name], job.check_reference))
                 record["stage"] = "time"
                 record.update(self.time(shape, self.layouts[shape.name], method, bool(baseline)))
-                self.check_sandbox_cpu(bool(baseline))
                 record["stage"] = "done"
                 status, reason, check = "ok", "", ""
             except Integrity as exc:

@@ -492,7 +492,11 @@ def report(problem: Problem, results_dir: Path) -> RunSummary:
     order = [n for n, _ in BASELINES if n in names] + sorted(n for n in names if not n.startswith("ref:"))
     rows = build_rows(list(current.values()), order, shapes)
     env = read_keyed(output_dir / "envs.jsonl", latest.env_key) or {"key": latest.env_key}
-    meta = {"problem_sha256": latest.problem_sha256, "run_id": latest.run_id, "regenerated": True}
+    key_path = signing.DEFAULT_KEY_PATH
+    verified = len(read_records(output_dir / "records.jsonl", signing.record_key())) if key_path.exists() else 0
+    meta = {"problem_sha256": latest.problem_sha256, "run_id": latest.run_id, "regenerated": True,
+            # a view of whatever the folder holds: records copied from another machine carry its key's signatures
+            "signatures": f"{verified} of {len(records)} records verify with this machine's key"}
     config = read_keyed(output_dir / "configs.jsonl", latest.config_sha256)
     if config:
         meta.update(timing_method=config["config"]["timing"]["method"], timing=config["config"]["timing"],

@@ -237,28 +237,11 @@ class Sandbox:
         return {}
 
     def op_time(self, args: dict) -> dict:
-        """Each listed slot called once and timed by `method`; outputs kept for `fetch`."""
-        slots, method = args["slots"], args["method"]
+        """Each listed slot called once and timed by `method` (CPU: always the monotonic clock); outputs are
+        kept for `fetch`."""
         self.kept = []
-        if self.device.type != "cuda":
-            samples = []
-            for slot in slots:
-                start = time.perf_counter_ns()
-                out = self.guarded(slot)
-                samples.append((time.perf_counter_ns() - start) / 1e3)
-                self.kept.append(out)
-            return {"samples_us": samples, "empty_us": [], "spin_us": 0.0, "discarded": 0, "host_bound": False,
-                    "kept": len(self.kept)}
-        if method == "host":
-            samples = timing.time_host(lambda i: self.kept.append(self.guarded(slots[i])), len(slots),
-                                       self.synchronize)
-            return {"samples_us": samples, "empty_us": [], "spin_us": 0.0, "discarded": 0, "host_bound": False,
-                    "kept": len(self.kept)}
-        call = self.graph_call(slots) if method == "graph" else (lambda i: self.keep(self.guarded(slots[i])))
-        events = timing.time_cuda_events(call, args["settings"], getattr(call, "prepare", timing.no_prepare),
-                                         calls=len(slots), state=self.spin)
-        return {"samples_us": events.raw_us, "empty_us": events.empty_us, "spin_us": events.spin_us,
-                "discarded": events.discarded, "host_bound": events.host_bound, "kept": len(self.kept)}
+        method = args["method"] if self.device.type == "cuda" else "cpu"
+        return TIMING_METHODS[method](self, args["slots"], args.get("settings", {})) | {"kept": len(self.kept)}
 
     def keep(self, out):
         self.kept.append(out)
@@ -311,6 +294,46 @@ class Sandbox:
 
     def op_quit(self, args: dict) -> dict:
         return {}
+
+
+# --- timing methods: one signature each, (sandbox, slots, settings) -> the samples part of a `time` reply ----
+
+def _claim(samples: list[float], empty: list[float] = (), spin_us: float = 0.0, discarded: int = 0,
+           host_bound: bool = False) -> dict:
+    return {"samples_us": list(samples), "empty_us": list(empty), "spin_us": spin_us, "discarded": discarded,
+            "host_bound": host_bound}
+
+
+def time_cpu(sandbox: Sandbox, slots: list[int], settings: dict) -> dict:
+    """The monotonic clock around each call."""
+    samples = []
+    for slot in slots:
+        start = time.perf_counter_ns()
+        out = sandbox.guarded(slot)
+        samples.append((time.perf_counter_ns() - start) / 1e3)
+        sandbox.kept.append(out)
+    return _claim(samples)
+
+
+def time_host(sandbox: Sandbox, slots: list[int], settings: dict) -> dict:
+    """Wall clock around each call, closed by a device-wide synchronize."""
+    return _claim(timing.time_host(lambda i: sandbox.keep(sandbox.guarded(slots[i])), len(slots), sandbox.synchronize))
+
+
+def time_events(sandbox: Sandbox, slots: list[int], settings: dict, graph: bool = False) -> dict:
+    """An event pair around each call behind a spin, the L2 flushed before it (timing.time_cuda_events)."""
+    call = sandbox.graph_call(slots) if graph else (lambda i: sandbox.keep(sandbox.guarded(slots[i])))
+    events = timing.time_cuda_events(call, settings, getattr(call, "prepare", timing.no_prepare),
+                                     calls=len(slots), state=sandbox.spin)
+    return _claim(events.raw_us, events.empty_us, events.spin_us, events.discarded, events.host_bound)
+
+
+def time_graph(sandbox: Sandbox, slots: list[int], settings: dict) -> dict:
+    """Events around replays of one captured call, each after its fresh inputs are copied in."""
+    return time_events(sandbox, slots, settings, graph=True)
+
+
+TIMING_METHODS = {"cpu": time_cpu, "host": time_host, "events": time_events, "graph": time_graph}
 
 
 def serve(requests, replies, sandbox: Sandbox) -> None:
