@@ -111,8 +111,8 @@ def _uid_of(pid: str) -> int | None:
 
 
 def sandbox_processes(uid: int | None, root_pid: int) -> dict[int, float]:
-    """pid -> CPU seconds (its own and its waited-for children's) of every process of the sandbox: all of
-    its user's where it has one, else the sandbox and its descendants."""
+    """pid -> CPU seconds (its own and its waited-for children's) of every process of the sandbox, zombies
+    included: all of its user's where it has one, else the sandbox and its descendants."""
     found: dict[int, float] = {}
     parents: dict[int, int] = {}
     stats: dict[int, list[str]] = {}
@@ -120,7 +120,7 @@ def sandbox_processes(uid: int | None, root_pid: int) -> dict[int, float]:
         if not entry.isdigit():
             continue
         fields_ = _stat_fields(entry)
-        if fields_ is None or fields_[0] == "Z":
+        if fields_ is None:   # zombies count: a child left unreaped keeps its CPU time out of its parent's
             continue
         if uid is not None and _uid_of(entry) != uid:
             continue
@@ -279,6 +279,7 @@ class Evidence:
     device: str                  # "cuda" or "cpu"
     claimed_us: float            # the claimed time per call (the median of the sandbox's samples)
     judge_us: float              # the judge's clock per back-to-back call, less the harness's own empty call
+    latency_us: float            # the judge's clock for one call alone (output in the arena on CPU), likewise
     cpu_us: float                # the sandbox user's CPU time per call in those bursts, less the empty call's
     cores: int                   # how many cores the sandbox may run on
     calls: int                   # calls in the bursts, all together
@@ -302,10 +303,15 @@ def evidence_check(check_id: str):
 
 @evidence_check("D108")
 def clock_accounts_for_claim(evidence: Evidence, rules: dict) -> str:
-    """The claimed time must account for the judge's clock: on the GPU, back-to-back calls by wall time; on
-    the CPU, the sandbox user's CPU time (threads and processes included), which unlike wall time does not
-    grow when the machine is busy, with room for every core it may use and /proc's tick resolution."""
+    """The claimed time must account for the judge's clock: one call alone by wall time (no pipelining across
+    calls shortens it); then on the GPU, back-to-back calls by wall time; on the CPU, the sandbox user's CPU
+    time (threads and processes included), which unlike wall time does not grow when the machine is busy,
+    with room for every core it may use and /proc's tick resolution."""
     ratio, margin = float(rules["clock_ratio"]), float(rules["clock_margin_us"])
+    if evidence.latency_us > ratio * evidence.claimed_us + margin:
+        return (f"one call alone took {evidence.latency_us:.1f} us on the judge's clock beyond the harness's own "
+                f"empty call, against a claimed {evidence.claimed_us:.1f} us (allowed: {ratio:g} x claimed + "
+                f"{margin:g} us): work the claim leaves running after the call returns")
     if evidence.device != "cuda":
         allowed = ratio * evidence.claimed_us * evidence.cores + margin + 2e6 / CLOCK_TICKS / max(1, evidence.calls)
         if evidence.cpu_us > allowed:
@@ -632,13 +638,15 @@ class Judge:
                 raise Integrity(check_id, f"{what} output {position}, checked in secret, is wrong on inputs it "
                                           f"had never seen: {reason}")
 
-    def stage_fresh(self, shape, layout: Layout, tag: str, batch: int) -> list[int]:
+    def stage_fresh(self, shape, layout: Layout, tag: str, batch: int, count: int | None = None) -> list[int]:
+        """Inputs never seen before in the first `count` slots (all by default); returns their seeds."""
         from harness.verify import derive_seed
-        seeds = [derive_seed(self.secret_seed, "timing", shape.name, tag, batch, i) for i in range(layout.slots)]
+        count = layout.slots if count is None else count
+        seeds = [derive_seed(self.secret_seed, "timing", shape.name, tag, batch, i) for i in range(count)]
         with self.cost("fresh_inputs"):
             for slot, seed in enumerate(seeds):
                 self.write_inputs(layout, slot, self.draw(shape, None, seed))
-            self.sandbox.ask("stage", slots=list(range(layout.slots)))
+            self.sandbox.ask("stage", slots=list(range(count)))
         return seeds
 
     def time(self, shape, layout: Layout, method: str, baseline: bool) -> dict:
@@ -646,7 +654,7 @@ class Judge:
 
         settings, sandbox = self.settings, self.sandbox
         sandbox.ask("layout", **layout.message(float(settings["spin_us"])))
-        seeds = self.stage_fresh(shape, layout, "warm", 0)
+        self.stage_fresh(shape, layout, "warm", 0, 1)
         sandbox.ask("warm", slot=0, iters=int(settings["warmup_iters"]), ms=float(settings["warmup_ms"]),
                     budget_s=float(settings["budget_s"]))
         samples: list[float] = []
@@ -718,7 +726,7 @@ class Judge:
         # enough calls that a burst spans well past the pipe's noise (~50 ms), within the staged slots
         calls = max(1, min(layout.slots, math.ceil(50_000 / max(claimed_us, 1.0))))
         for index in range(1 if baseline else max(1, int(self.rules["bursts"]))):
-            seeds = self.stage_fresh(shape, layout, "burst", index)
+            seeds = self.stage_fresh(shape, layout, "burst", index, calls)
             exchange = sandbox.ask("burst", slots=list(range(calls)), copy_out=cpu, method=method)
             if exchange.reply.data["kept"] != calls:
                 raise Integrity("D112", f"{exchange.reply.data['kept']} outputs kept for {calls} calls")
@@ -732,14 +740,29 @@ class Judge:
                 fetched = sandbox.ask("fetch", positions=[position], out_slots=[0])
                 fetch_s.append(fetched.seconds)
                 self.check_fetched(shape, layout, seeds, [position], fetched.reply.data["outputs"], "D103", "burst")
+        # One call per request: a call's latency, which no pipelining across calls (work left running after
+        # one call returns, finished during the next) can shorten. Its output is checked like any other.
+        singles = []
+        for index in range(1 if baseline else max(1, int(self.rules["bursts"]))):
+            seeds = self.stage_fresh(shape, layout, "single", index, 1)
+            exchange = sandbox.ask("burst", slots=[0], copy_out=cpu, method=method)
+            singles.append(exchange.seconds)
+            if cpu:
+                claim = {"shape": list(layout.output), "dtype": layout.dtype, "plain": "", "copied": True}
+                self.check_fetched(shape, layout, seeds, [0], [claim], "D103", "single", [0])
+            else:
+                fetched = sandbox.ask("fetch", positions=[0], out_slots=[0])
+                self.check_fetched(shape, layout, seeds, [0], fetched.reply.data["outputs"], "D103", "single")
+        single_overhead_s = calibration["round_trip_s"] + calibration["per_call_s"]
+        latency_us = max(0.0, (min(singles) - single_overhead_s) * 1e6)
         overhead_s = calibration["round_trip_s"] + calls * calibration["per_call_s"]
         per_call_us = max(0.0, (min(walls) - overhead_s) / calls * 1e6)
-        report = {"judge_us": round(per_call_us, 3), "judge_burst_calls": calls,
-                  "judge_overhead_us": round(overhead_s / calls * 1e6, 3)}
+        report = {"judge_us": round(per_call_us, 3), "judge_latency_us": round(latency_us, 3),
+                  "judge_burst_calls": calls, "judge_overhead_us": round(overhead_s / calls * 1e6, 3)}
         total = len(walls) * calls
         cores = len(os.sched_getaffinity(sandbox.process.pid)) if hasattr(os, "sched_getaffinity") else 1
         evidence = Evidence(
-            device=self.device.type, claimed_us=claimed_us, judge_us=per_call_us,
+            device=self.device.type, claimed_us=claimed_us, judge_us=per_call_us, latency_us=latency_us,
             cpu_us=max(0.0, cpu_s / total - calibration["cpu_per_call_s"]) * 1e6, cores=cores, calls=total,
             fetch_s=min(fetch_s) if fetch_s else None, calibrated_fetch_s=calibration["fetch_s"],
             idle_cpu_s=sandbox.idle_cpu_s, busy_cpu_s=sandbox.busy_cpu_s, extra_processes=dict(sandbox.extra_processes))

@@ -10,23 +10,25 @@ from harness.config import load_config
 RULES = load_config().get("judge")
 
 # v16_lean_frags at medium on an H200 (results/h200/checks/corpus_records.jsonl): claimed 117.8 us, judge 105.5
-HONEST_GPU = judge.Evidence(device="cuda", claimed_us=117.8, judge_us=105.5, cpu_us=30.0, cores=16, calls=93,
+HONEST_GPU = judge.Evidence(device="cuda", claimed_us=117.8, judge_us=105.5, latency_us=120.0, cpu_us=30.0, cores=16, calls=93,
                             fetch_s=0.004, calibrated_fetch_s=0.004, idle_cpu_s=0.05, busy_cpu_s=20.0,
                             extra_processes={})
 # the launch-bound seed shape: the judge's clock measures the host's launch rate, not the device
-HONEST_GPU_SEED = dataclasses.replace(HONEST_GPU, claimed_us=4.9, judge_us=13.1)
+HONEST_GPU_SEED = dataclasses.replace(HONEST_GPU, claimed_us=4.9, judge_us=13.1, latency_us=20.0)
 # a single-threaded CPU candidate: CPU time per call about its claim
-HONEST_CPU = judge.Evidence(device="cpu", claimed_us=880.0, judge_us=1700.0, cpu_us=900.0, cores=2, calls=180,
+HONEST_CPU = judge.Evidence(device="cpu", claimed_us=880.0, judge_us=1700.0, latency_us=900.0, cpu_us=900.0, cores=2, calls=180,
                             fetch_s=None, calibrated_fetch_s=0.0, idle_cpu_s=0.03, busy_cpu_s=3.0,
                             extra_processes={})
 # OpenMP on every core: CPU time per call is the claim times the cores
-HONEST_OPENMP = dataclasses.replace(HONEST_CPU, claimed_us=450.0, cpu_us=880.0)
+HONEST_OPENMP = dataclasses.replace(HONEST_CPU, claimed_us=450.0, cpu_us=880.0, latency_us=460.0)
 
 CHEATS = {
     # three quarters of the work on a side stream: the judge's clock sees all of it (the corpus run: 6277 vs 628)
-    "side stream": (dataclasses.replace(HONEST_GPU, claimed_us=628.0, judge_us=6277.0), "D108"),
+    "side stream": (dataclasses.replace(HONEST_GPU, claimed_us=628.0, judge_us=6277.0, latency_us=6300.0), "D108"),
     "elapsed_time patched to a third": (dataclasses.replace(HONEST_GPU, claimed_us=39.0), "D108"),
     "work after return on a CPU thread": (dataclasses.replace(HONEST_CPU, claimed_us=5.0), "D108"),
+    # calls pipelined on two cores: throughput and CPU time match a halved claim, one call alone does not
+    "pipelined across calls": (dataclasses.replace(HONEST_CPU, claimed_us=450.0, cpu_us=900.0), "D108"),
     "output finished after the reply": (dataclasses.replace(HONEST_GPU, fetch_s=0.030), "D109"),
     "answers precomputed between requests": (dataclasses.replace(HONEST_CPU, idle_cpu_s=1.5), "D110"),
     "a daemon beside the sandbox": (dataclasses.replace(HONEST_CPU, extra_processes={4242: 0.0}), "D114"),
