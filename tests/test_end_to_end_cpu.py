@@ -55,7 +55,8 @@ def test_leaderboard_files_and_records(cpu_run):
     for key in ("device_name", "torch", "harness_commit"):
         assert key in document["env"]
     records = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
-    assert all(r["schema_version"] == 1 for r in records)
+    assert all(r["schema_version"] == 2 and len(r["signature"]) == 64 for r in records), "signed by the runner"
+    assert all(r["confinement"].get("private_tmp") for r in records if r["status"] == "ok"), "what was in force"
     assert len({(r["candidate"], r["shape"]) for r in records}) == len(records), "one record per (candidate, shape)"
     assert {"cpu_scalar", "cpu_zeros", "ref:eager"} <= {r["candidate"] for r in records}
     csv = (folder / "leaderboard.csv").read_text()
