@@ -163,6 +163,9 @@ class SandboxClient:
     last_cpu_s: float | None = None
     extra_processes: dict = field(default_factory=dict)
     watch_processes: bool = False
+    copy_s_per_byte: float | None = None   # the sandbox's CPU per byte staged or fetched, calibrated
+
+    COPIES = ("stage", "fetch")
 
     def cpu_now(self) -> float:
         processes = sandbox_processes(self.uid, self.process.pid)
@@ -189,7 +192,11 @@ class SandboxClient:
         line, self.buffer = self.buffer.split(b"\n", 1)
         return line
 
-    def ask(self, op: str, **args) -> Exchange:
+    def ask(self, op: str, copied_bytes: int = 0, **args) -> Exchange:
+        """One request and its reply, on the judge's clock and the sandbox's CPU time. CPU time between
+        requests is idle; so is CPU time a copy request (`copied_bytes` staged or fetched) takes beyond
+        what copying that much took before the candidate loaded: a thread that computes answers from the
+        arena while inputs are staged is working outside any call."""
         cpu_start = self.cpu_now()
         if self.last_cpu_s is not None:
             self.idle_cpu_s += max(0.0, cpu_start - self.last_cpu_s)
@@ -204,7 +211,12 @@ class SandboxClient:
         seconds = time.perf_counter() - started
         cpu_end = self.cpu_now()
         self.last_cpu_s = cpu_end
-        self.busy_cpu_s += max(0.0, cpu_end - cpu_start)
+        spent = max(0.0, cpu_end - cpu_start)
+        if op in self.COPIES and self.copy_s_per_byte is not None:
+            allowed = 0.005 + 3 * max(self.copy_s_per_byte, 0.2e-9) * copied_bytes
+            self.idle_cpu_s += max(0.0, spent - allowed)
+            spent = min(spent, allowed)
+        self.busy_cpu_s += spent
         reply = parse_reply(line, op)
         if not reply.ok:
             raise SandboxFailed(reply.status, reply.error)
@@ -243,6 +255,11 @@ class Layout:
     @property
     def output_bytes(self) -> int:
         return math.prod(self.output) * self.element_bytes
+
+    @property
+    def input_bytes(self) -> int:
+        """One input set's bytes."""
+        return sum(math.prod(sizes) for sizes in self.inputs) * self.element_bytes
 
     def message(self, spin_us: float) -> dict:
         return {"shape": self.shape, "inputs": [list(s) for s in self.inputs], "output": list(self.output),
@@ -308,10 +325,12 @@ def clock_accounts_for_claim(evidence: Evidence, rules: dict) -> str:
     time (threads and processes included), which unlike wall time does not grow when the machine is busy,
     with room for every core it may use and /proc's tick resolution."""
     ratio, margin = float(rules["clock_ratio"]), float(rules["clock_margin_us"])
-    if evidence.latency_us > ratio * evidence.claimed_us + margin:
+    # a lone CPU call on a busy machine waits for its threads' cores: room for each core it may use
+    lone = ratio * evidence.claimed_us * (evidence.cores if evidence.device != "cuda" else 1) + margin
+    if evidence.latency_us > lone:
         return (f"one call alone took {evidence.latency_us:.1f} us on the judge's clock beyond the harness's own "
-                f"empty call, against a claimed {evidence.claimed_us:.1f} us (allowed: {ratio:g} x claimed + "
-                f"{margin:g} us): work the claim leaves running after the call returns")
+                f"empty call, against a claimed {evidence.claimed_us:.1f} us (allowed {lone:.1f} us): work the "
+                "claim leaves running after the call returns")
     if evidence.device != "cuda":
         allowed = ratio * evidence.claimed_us * evidence.cores + margin + 2e6 / CLOCK_TICKS / max(1, evidence.calls)
         if evidence.cpu_us > allowed:
@@ -557,7 +576,9 @@ class Judge:
         sandbox.ask("layout", **layout.message(float(self.settings.get("spin_us", 40.0))))
         for slot in range(layout.slots):
             self.write_inputs(layout, slot, self.draw(shape, None, 1 + slot))
-        sandbox.ask("stage", slots=list(range(layout.slots)))
+        staged = sandbox.ask("stage", slots=list(range(layout.slots)))
+        rate = staged.cpu_s / max(1, layout.slots * layout.input_bytes)
+        sandbox.copy_s_per_byte = max(sandbox.copy_s_per_byte or 0.0, rate)
         copy_out = self.device.type != "cuda"
         singles, fulls, fetches, cpu = [], [], [], 0.0
         rounds = max(3, int(self.rules["bursts"]))
@@ -566,7 +587,7 @@ class Judge:
             full = sandbox.ask("burst", slots=list(range(layout.slots)), copy_out=copy_out)
             fulls.append(full.seconds)
             cpu += full.cpu_s
-            fetches.append(sandbox.ask("fetch", positions=[0], out_slots=[0]).seconds)
+            fetches.append(sandbox.ask("fetch", layout.output_bytes, positions=[0], out_slots=[0]).seconds)
         per_call = (min(fulls) - min(singles)) / (layout.slots - 1) if layout.slots > 1 else 0.0
         return {"round_trip_s": max(0.0, min(singles) - max(0.0, per_call)), "per_call_s": max(0.0, per_call),
                 "fetch_s": min(fetches), "cpu_per_call_s": cpu / (rounds * layout.slots)}
@@ -583,7 +604,7 @@ class Judge:
         for trial, case in trials_for(self.problem, self.secret_seed, shape):
             inputs = self.draw(shape, case, trial.seed)
             self.write_inputs(layout, 0, inputs)
-            sandbox.ask("stage", slots=[0])
+            sandbox.ask("stage", layout.input_bytes, slots=[0])
             reply = sandbox.ask("call", slot=0, out_slots=[0, 1], poison=True).reply.data
             if len(reply["outputs"]) != 2:
                 raise Integrity("D112", f"{len(reply['outputs'])} outputs for 2 calls")
@@ -646,7 +667,7 @@ class Judge:
         with self.cost("fresh_inputs"):
             for slot, seed in enumerate(seeds):
                 self.write_inputs(layout, slot, self.draw(shape, None, seed))
-            self.sandbox.ask("stage", slots=list(range(count)))
+            self.sandbox.ask("stage", count * layout.input_bytes, slots=list(range(count)))
         return seeds
 
     def time(self, shape, layout: Layout, method: str, baseline: bool) -> dict:
@@ -693,7 +714,8 @@ class Judge:
                 positions += rest[:wanted - checked - len(positions)]
             positions.sort()
             with self.cost("secret_checks"):
-                reply = sandbox.ask("fetch", positions=positions, out_slots=list(range(len(positions)))).reply.data
+                reply = sandbox.ask("fetch", len(positions) * layout.output_bytes, positions=positions,
+                                    out_slots=list(range(len(positions)))).reply.data
                 if len(reply["outputs"]) != len(positions):
                     raise Integrity("D112", f"{len(reply['outputs'])} outputs fetched for {len(positions)} asked")
                 self.check_fetched(shape, layout, seeds, positions, reply["outputs"], "D103", "timed")
@@ -737,7 +759,7 @@ class Judge:
                 claim = {"shape": list(layout.output), "dtype": layout.dtype, "plain": "", "copied": True}
                 self.check_fetched(shape, layout, seeds, [position], [claim], "D103", "burst", [position])
             else:
-                fetched = sandbox.ask("fetch", positions=[position], out_slots=[0])
+                fetched = sandbox.ask("fetch", layout.output_bytes, positions=[position], out_slots=[0])
                 fetch_s.append(fetched.seconds)
                 self.check_fetched(shape, layout, seeds, [position], fetched.reply.data["outputs"], "D103", "burst")
         # One call per request: a call's latency, which no pipelining across calls (work left running after
@@ -751,7 +773,7 @@ class Judge:
                 claim = {"shape": list(layout.output), "dtype": layout.dtype, "plain": "", "copied": True}
                 self.check_fetched(shape, layout, seeds, [0], [claim], "D103", "single", [0])
             else:
-                fetched = sandbox.ask("fetch", positions=[0], out_slots=[0])
+                fetched = sandbox.ask("fetch", layout.output_bytes, positions=[0], out_slots=[0])
                 self.check_fetched(shape, layout, seeds, [0], fetched.reply.data["outputs"], "D103", "single")
         single_overhead_s = calibration["round_trip_s"] + calibration["per_call_s"]
         latency_us = max(0.0, (min(singles) - single_overhead_s) * 1e6)

@@ -27,8 +27,12 @@ CHEATS = {
     "side stream": (dataclasses.replace(HONEST_GPU, claimed_us=628.0, judge_us=6277.0, latency_us=6300.0), "D108"),
     "elapsed_time patched to a third": (dataclasses.replace(HONEST_GPU, claimed_us=39.0), "D108"),
     "work after return on a CPU thread": (dataclasses.replace(HONEST_CPU, claimed_us=5.0), "D108"),
-    # calls pipelined on two cores: throughput and CPU time match a halved claim, one call alone does not
-    "pipelined across calls": (dataclasses.replace(HONEST_CPU, claimed_us=450.0, cpu_us=900.0), "D108"),
+    # each call's work left running on the device into the next call: throughput matches a halved claim,
+    # one call alone does not (on the CPU a lone call may wait for its threads' cores, so there the same
+    # trick within the number of cores is not caught: README)
+    "pipelined across calls": (dataclasses.replace(HONEST_GPU, claimed_us=60.0, judge_us=70.0), "D108"),
+    "precomputed while inputs were staged": (dataclasses.replace(HONEST_CPU, claimed_us=20.0, cpu_us=25.0,
+                                                                  latency_us=30.0, idle_cpu_s=2.0), "D110"),
     "output finished after the reply": (dataclasses.replace(HONEST_GPU, fetch_s=0.030), "D109"),
     "answers precomputed between requests": (dataclasses.replace(HONEST_CPU, idle_cpu_s=1.5), "D110"),
     "a daemon beside the sandbox": (dataclasses.replace(HONEST_CPU, extra_processes={4242: 0.0}), "D114"),
