@@ -873,17 +873,17 @@ class Judge:
                 status, reason, check = "wrong", str(exc), ""
             except SandboxFailed as exc:
                 status, reason, check = exc.status, str(exc), ""
-                if cuda_context_lost(reason):
-                    self.outcome(shape.name, status, record.pop("stage"), reason, load_s=load_s, context_lost=True, **record)
-                    for rest in shapes[index + 1:]:
-                        self.outcome(rest.name, "runtime_error", "setup",
-                                     f"not run: the CUDA context was lost at shape {shape.name}")
-                    return
             stage = record.pop("stage")
             near_constant = bool(record.pop("near_constant", False))
             record.pop("worst_case", None)
+            lost = status == "runtime_error" and cuda_context_lost(reason)
             self.outcome(shape.name, status, stage, reason, check=check, load_s=load_s, near_constant=near_constant,
-                         **record)
+                         context_lost=lost, **record)
+            if lost:   # a CUDA error poisons the sandbox's context: the other shapes cannot run in it
+                for rest in shapes[index + 1:]:
+                    self.outcome(rest.name, "runtime_error", "setup",
+                                 f"not run: the CUDA context was lost at shape {shape.name}")
+                return
 
 
 def _enough(samples: list[float], timed_s: float, wall_s: float, settings: dict) -> bool:

@@ -189,6 +189,7 @@ class Sandbox:
         return {"call_path": problem, "load_s": time.perf_counter() - started}
 
     def op_stage(self, args: dict) -> dict:
+        """Copy input sets from the arena into this process's own buffers (the GPU's, on CUDA)."""
         dtype = DTYPES[self.layout["dtype"]]
         for slot in args["slots"]:
             for buffer, offset, shape in zip(self.slots[slot], self.layout["in_offsets"][slot], self.layout["inputs"]):
@@ -199,7 +200,6 @@ class Sandbox:
     def op_call(self, args: dict) -> dict:
         """Verification: the same staged inputs `len(out_slots)` times, each output copied to its slot."""
         slot, outputs = args["slot"], []
-        dtype = DTYPES[self.layout["dtype"]]
         pristine = [x.clone() for x in self.slots[slot]]
         before = after = thread_count()
         changed = -1
@@ -216,7 +216,6 @@ class Sandbox:
                     changed = index
             outputs.append(self.store(out, out_slot))
             del out
-        del dtype
         return {"outputs": outputs, "threads_before": before, "threads_after": after, "inputs_changed": changed}
 
     def guarded(self, slot: int):
