@@ -1,0 +1,150 @@
+# expect: integrity
+# Computes honestly, but at import double-forks a setsid daemon that execs a fresh interpreter (a forked CUDA context is unusable), loads this very extension, holds 2 GiB of device memory and keeps every SM spinning for five minutes, slowing whoever is timed next. The judge must notice a process of the sandbox uid it did not start and kill the whole uid.
+import os
+import sys
+
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+DECL = r"""
+#include <torch/csrc/utils/pybind.h>
+at::Tensor run(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor gate, at::Tensor beta);
+void run_into(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor gate, at::Tensor beta, at::Tensor y);
+void hog(double seconds);
+"""
+CUDA = r"""
+#include <ATen/core/Tensor.h>
+#include <ATen/cuda/EmptyTensor.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime.h>
+
+// One block per (batch, head) in [bh0, bh0 + gridDim.x), one thread per state column, steps [t0, t1).
+// The state starts at zero, or from `state` when `load` is set; it is saved there when `store` is set.
+__global__ void recurrence_kernel(const float* __restrict__ q, const float* __restrict__ k,
+                                  const float* __restrict__ v, const float* __restrict__ gate,
+                                  const float* __restrict__ beta, float* __restrict__ y, float* __restrict__ state,
+                                  int T, int H, int D, int t0, int t1, int bh0, bool load, bool store) {
+    extern __shared__ float S[];
+    const int bh = bh0 + blockIdx.x, b = bh / H, h = bh % H, j = threadIdx.x;
+    float* saved = state ? state + (size_t)bh * D * D : nullptr;
+    for (int i = 0; i < D; ++i) S[i * D + j] = load ? saved[i * D + j] : 0.0f;
+    for (int t = t0; t < t1; ++t) {
+        const size_t row = (size_t)(b * T + t) * H + h;
+        const float g = gate[row], be = beta[row], vj = v[row * D + j];
+        float acc = 0.0f;
+        for (int i = 0; i < D; ++i) {
+            const float s = g * S[i * D + j] + be * k[row * D + i] * vj;
+            S[i * D + j] = s;
+            acc += q[row * D + i] * s;
+        }
+        y[row * D + j] = acc;
+    }
+    if (store)
+        for (int i = 0; i < D; ++i) saved[i * D + j] = S[i * D + j];
+}
+
+static void check(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
+                  const at::Tensor& b) {
+    TORCH_CHECK(q.is_cuda() && q.is_contiguous() && k.is_contiguous() && v.is_contiguous() && g.is_contiguous() &&
+                b.is_contiguous() && q.scalar_type() == at::kFloat, "contiguous float32 CUDA inputs expected");
+    TORCH_CHECK(q.size(3) <= 1024, "head size up to 1024");
+}
+
+static void launch(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
+                   const at::Tensor& b, const at::Tensor& y, float* state, int t0, int t1, int bh0, int count,
+                   bool load, bool store, cudaStream_t stream) {
+    const int T = q.size(1), H = q.size(2), D = q.size(3);
+    const size_t shared = sizeof(float) * D * D;
+    if (shared > 48 * 1024)
+        C10_CUDA_CHECK(cudaFuncSetAttribute(recurrence_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared));
+    recurrence_kernel<<<count, D, shared, stream>>>(q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(),
+                                                    g.data_ptr<float>(), b.data_ptr<float>(), y.data_ptr<float>(),
+                                                    state, T, H, D, t0, t1, bh0, load, store);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+static at::Tensor new_output(const at::Tensor& q) {
+    return at::detail::empty_cuda(q.sizes(), at::kFloat, q.device(), c10::nullopt);
+}
+
+at::Tensor run(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor gate, at::Tensor beta) {
+    check(q, k, v, gate, beta);
+    const c10::cuda::CUDAGuard guard(q.device());
+    at::Tensor y = new_output(q);
+    launch(q, k, v, gate, beta, y, nullptr, 0, q.size(1), 0, q.size(0) * q.size(2), false, false,
+           c10::cuda::getCurrentCUDAStream());
+    return y;
+}
+
+void run_into(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor gate, at::Tensor beta, at::Tensor y) {
+    check(q, k, v, gate, beta);
+    TORCH_CHECK(y.is_cuda() && y.is_contiguous() && y.sizes() == q.sizes(), "bad output");
+    const c10::cuda::CUDAGuard guard(q.device());
+    launch(q, k, v, gate, beta, y, nullptr, 0, q.size(1), 0, q.size(0) * q.size(2), false, false,
+           c10::cuda::getCurrentCUDAStream());
+}
+
+#include <chrono>
+
+__global__ void spin(long long cycles, float* sink) {
+    const long long start = clock64();
+    float x = threadIdx.x;
+    while (clock64() - start < cycles) x = x * 0.999f + 1.0f;
+    if (x == -1.0f) sink[threadIdx.x] = x;   // never true; keeps the loop
+}
+
+// Hold memory and keep every SM spinning for `seconds`.
+void hog(double seconds) {
+    float* held = nullptr;
+    C10_CUDA_CHECK(cudaMalloc(&held, size_t(2) << 30));
+    int sms = 0;
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const auto start = std::chrono::steady_clock::now();
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
+        spin<<<sms * 4, 256>>>(100000000LL, held);
+        C10_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    C10_CUDA_CHECK(cudaFree(held));
+}
+"""
+ext = load_inline(name="judge_cuda_fork_gpu_daemon", cpp_sources=DECL, cuda_sources=CUDA,
+                  functions=["run", "hog"], no_implicit_headers=True, with_pytorch_error_handling=False)
+
+
+HOG = r"""
+import importlib.util, sys, time
+import torch
+spec = importlib.util.spec_from_file_location("judge_cuda_fork_gpu_daemon", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+time.sleep(1.0)
+module.hog(300.0)
+"""
+
+
+def daemonize() -> None:
+    first = os.fork()
+    if first:
+        os.waitpid(first, 0)
+        return
+    try:
+        os.setsid()
+        if os.fork():
+            os._exit(0)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        os.closerange(3, 1 << 16)
+        os.execv(sys.executable, [sys.executable, "-c", HOG, ext.__file__])
+    finally:
+        os._exit(0)
+
+
+daemonize()
+
+
+class ModelNew(nn.Module):
+    def forward(self, q, k, v, gate, beta):
+        return ext.run(q.contiguous(), k.contiguous(), v.contiguous(), gate.contiguous(), beta.contiguous())

@@ -1,0 +1,356 @@
+"""The judge's corpus: cheats the judge alone must catch, and unusual honest candidates it must pass.
+
+tests/adversarial/judge/ holds cheats written against the judge and sandbox design (judge.py, sandbox.py):
+patching the sandbox's clocks, functions or reply pipe, reading the judge, forging records, daemons,
+work after return, caches, calls routed around forward, peeking at the arena, hiding CPU time.
+tests/adversarial/judge_honest/ holds honest candidates that look unusual (OpenMP, at::parallel_for,
+cudaMallocAsync scratch, constant tables, a lazily built extension, ...), which must end ok.
+
+Every file opens with two comment lines:
+
+    # expect: STATUS[ or STATUS]   the statuses that count as caught (`ok` for the honest folder)
+    # One sentence: what it does and which defence should catch it.
+
+The cpu_* files of both folders (with tests/fixtures/cpu_scalar.py) run in ONE CPU harness run with the
+static rules set to warnings only (`check: {static: warn}`), so nothing is rejected before the judge
+sees it; the cuda_* files run in one CUDA run at seed and medium (GPU machines only). After each run:
+- every cheat's row is not ok, and its status is one its header names; every honest row is ok;
+- no process of a sandbox user (uids 61000-61063) survives the run, and nothing naming this run's build
+  cache, results folder or forged files: another harness run on the machine shares those users (and its
+  runner kills their processes as its own), so run this file alone; a process of theirs that still hangs
+  from a live judge or build worker is not counted;
+- records.jsonl holds only records the runner wrote (signed, of a candidate in the run, none forged);
+- no file a cheat tried to forge (every forger names its files judge_corpus_forged_<candidate>...)
+  exists, inside or outside the results folder.
+A new file in either folder is picked up and asserted automatically.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from harness.records import STATUSES
+from tests.conftest import FIXTURES, REPO, harness_cli
+
+ADVERSARIAL = Path(__file__).resolve().parent / "adversarial"
+CHEATS = ADVERSARIAL / "judge"
+HONEST = ADVERSARIAL / "judge_honest"
+PROBLEM = "scalar_gated_delta"
+PROBLEM_YAML = f"problems/{PROBLEM}.yaml"
+FORGED_MARK = "judge_corpus_forged"          # the prefix of every file a forging cheat tries to create
+SANDBOX_UIDS = range(61000, 61064)           # harness/confine.py: SANDBOX_UID_BASE + slot
+BASELINES = {"ref:eager", "ref:graph", "ref:compile"}
+EXPECT = re.compile(r"# expect: (\S.*)$")
+
+CHEAT_CPU = sorted(CHEATS.glob("cpu_*.py"))
+CHEAT_CUDA = sorted(CHEATS.glob("cuda_*.py"))
+HONEST_CPU = sorted(HONEST.glob("cpu_*.py"))
+HONEST_CUDA = sorted(HONEST.glob("cuda_*.py"))
+HONEST_FIXTURE = FIXTURES / "cpu_scalar.py"
+
+CONFIG = """\
+build:
+  cache_dir: {cache}
+  time_limit_s: 900
+check:
+  static: warn
+evaluate:
+  time_limit_s: 60
+timing:
+  budget_s: 0.2
+  warmup_ms: 5
+  min_iters: 5
+baselines:
+  graph: false
+  compile: false
+"""
+
+
+def expected(path: Path) -> set[str]:
+    """The statuses the file's first line names."""
+    match = EXPECT.match(path.read_text(encoding="utf-8").splitlines()[0])
+    assert match, f"{path.name}: first line must be `# expect: STATUS[ or STATUS]`"
+    return {part.strip() for part in match.group(1).split(" or ")}
+
+
+# --- what a run leaves behind --------------------------------------------------------------------------
+
+def _status_fields(pid: int | str) -> dict[str, str]:
+    fields = {}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            fields[key] = value.strip()
+    except OSError:
+        pass
+    return fields
+
+
+def _uid_and_parent(fields: dict[str, str]) -> tuple[int, int]:
+    try:
+        return int(fields.get("Uid", "-1").split()[0]), int(fields.get("PPid", "0"))
+    except ValueError:
+        return -1, 0
+
+
+def _detached(pid: int, table: dict[int, tuple[int, int]]) -> bool:
+    """A sandbox user's process none of whose ancestors is a live process of another user (pid 1 aside):
+    nothing of the harness's is waiting for it, so it outlived whatever started it."""
+    seen = set()
+    while pid in table and pid not in seen:
+        seen.add(pid)
+        uid, parent = table[pid]
+        if uid not in SANDBOX_UIDS:
+            return pid == 1
+        pid = parent
+    return True
+
+
+def live_processes() -> dict[int, tuple[int, int, bytes]]:
+    """pid -> (uid, parent, command line plus environment) of every live (not zombie) process but this one."""
+    found = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        fields = _status_fields(proc.name)
+        if not fields or fields.get("State", "").startswith(("Z", "X")):
+            continue
+        try:
+            text = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        try:
+            text += b"\0" + (proc / "environ").read_bytes()
+        except OSError:
+            pass
+        found[int(proc.name)] = (*_uid_and_parent(fields), text)
+    return found
+
+
+def surviving_processes(before: set[int], *needles: str) -> dict[int, str]:
+    """What this run left running: processes of a sandbox user that no harness process is waiting for any more
+    (a daemon, a helper), and any process whose command line or environment names one of `needles`. Another
+    harness run on the machine uses the same sandbox users: its processes still hang from its judges and
+    build workers, so they are not counted; nor is anything that was running before this run started."""
+    processes = live_processes()
+    table = {pid: (uid, parent) for pid, (uid, parent, _) in processes.items()}
+    found = {}
+    for pid, (uid, _, text) in processes.items():
+        if pid in before:
+            continue
+        escaped = uid in SANDBOX_UIDS and _detached(pid, table)
+        if escaped or any(needle.encode() in text for needle in needles):
+            command = text.split(b"\0\0")[0].replace(b"\0", b" ").decode(errors="replace")[:160]
+            found[pid] = f"uid {uid}: {command}"
+    return found
+
+
+def kill_pids(pids) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def forged_files(*roots: Path) -> list[Path]:
+    """Every file a forging cheat managed to create under these folders (or in them, for big ones)."""
+    found = []
+    for root in roots:
+        if not root.is_dir():
+            continue
+        shallow = root in (Path("/tmp"), Path("/dev/shm"))
+        paths = root.glob(f"{FORGED_MARK}*") if shallow else root.rglob(f"{FORGED_MARK}*")
+        found += [path for path in paths if path.is_file()]
+    return sorted(set(found))
+
+
+@dataclass
+class CorpusRun:
+    rows: dict
+    records: list
+    results: Path
+    survivors: dict
+    forged: list
+    output: str
+
+
+def run_corpus(tmp_path_factory, build_cache: Path, device: str, files: list[Path], *extra: str) -> CorpusRun:
+    config = tmp_path_factory.mktemp("judge-corpus-config") / f"judge-corpus-{device}.yaml"
+    config.write_text(CONFIG.format(cache=build_cache))
+    results = tmp_path_factory.mktemp(f"judge-corpus-{device}")
+    before = set(live_processes())
+    done = harness_cli("run", PROBLEM_YAML, "--device", device, "--results", str(results), "--config", str(config),
+                       *extra, "--candidates", *map(str, files), timeout=3600)
+    # looked at at once, before a daemon could finish its work, then ended so it cannot touch later tests
+    survivors = surviving_processes(before, FORGED_MARK, str(build_cache), str(results))
+    kill_pids(survivors)
+    forged = forged_files(results, REPO / "results", REPO / ".cache" / "harness", REPO / "candidates",
+                          build_cache, Path("/tmp"), Path("/dev/shm"))
+    for path in forged:
+        path.unlink(missing_ok=True)   # a planted candidate must not reach the next `make run`
+    output = done.stdout[-4000:] + done.stderr[-4000:]
+    assert done.returncode == 0, output
+    folder = results / PROBLEM
+    document = json.loads((folder / "leaderboard.json").read_text())
+    records = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines() if line.strip()]
+    return CorpusRun({row["candidate"]: row for row in document["rows"]}, records, results, survivors, forged, output)
+
+
+@pytest.fixture(scope="module")
+def cpu_run(tmp_path_factory, build_cache) -> CorpusRun:
+    return run_corpus(tmp_path_factory, build_cache, "cpu", [*CHEAT_CPU, *HONEST_CPU, HONEST_FIXTURE])
+
+
+@pytest.fixture(scope="module")
+def cuda_run(tmp_path_factory, build_cache) -> CorpusRun:
+    return run_corpus(tmp_path_factory, build_cache, "cuda", [*CHEAT_CUDA, *HONEST_CUDA], "--shapes", "seed,medium")
+
+
+# --- the files themselves (fast) -----------------------------------------------------------------------
+
+def test_headers_are_valid():
+    for path in sorted(CHEATS.glob("*.py")) + sorted(HONEST.glob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        assert path.name.startswith(("cpu_", "cuda_")), f"{path.name}: name it cpu_*.py or cuda_*.py"
+        statuses = expected(path)
+        assert statuses <= set(STATUSES), f"{path.name}: unknown status {statuses - set(STATUSES)}"
+        if path.parent == HONEST:
+            assert statuses == {"ok"}, f"{path.name}: an honest candidate expects exactly ok"
+        else:
+            assert "ok" not in statuses and "skipped" not in statuses, f"{path.name}: a cheat must be caught"
+            assert "rejected" not in statuses, f"{path.name}: the corpus runs with static rules as warnings only"
+        assert len(lines) > 1 and lines[1].startswith("# ") and len(lines[1]) > 40, \
+            f"{path.name}: second line must say what it does and which defence catches it"
+        uses_cuda = "cuda_sources" in path.read_text(encoding="utf-8")
+        assert uses_cuda == path.name.startswith("cuda_"), f"{path.name}: cpu_ files pass cpp_sources only"
+
+
+def test_corpus_size():
+    assert len(CHEAT_CPU) + len(CHEAT_CUDA) >= 20, "the judge corpus needs at least 20 cheats"
+    assert len(HONEST_CPU) + len(HONEST_CUDA) >= 8, "the judge corpus needs at least 8 honest candidates"
+    assert CHEAT_CPU and CHEAT_CUDA and HONEST_CPU and HONEST_CUDA
+    stems = [p.stem for p in CHEAT_CPU + CHEAT_CUDA + HONEST_CPU + HONEST_CUDA]
+    assert len(stems) == len(set(stems)), "two corpus files share a name: their rows would collide"
+
+
+# --- the checks one run allows --------------------------------------------------------------------------
+
+def check_cheat(run: CorpusRun, path: Path) -> None:
+    assert path.stem in run.rows, f"{path.stem} has no row"
+    row = run.rows[path.stem]
+    assert row["status"] != "ok", f"{path.stem}: not caught ({row.get('reason')})"
+    assert row["status"] in expected(path), f"{path.stem}: {row['status']} ({row.get('reason')})"
+    assert row["rank"] is None, path.stem
+
+
+def check_honest(run: CorpusRun, path: Path) -> None:
+    assert path.stem in run.rows, f"{path.stem} has no row"
+    row = run.rows[path.stem]
+    assert row["status"] == "ok", f"false positive on an honest candidate {path.stem}: {row.get('reason')}"
+    assert row["rank"] is not None, path.stem
+
+
+def check_no_survivors(run: CorpusRun) -> None:
+    assert not run.survivors, f"still running after the run (now killed): {run.survivors}"
+
+
+def check_records(run: CorpusRun, files: list[Path]) -> None:
+    from harness import signing
+
+    known = {p.stem for p in files} | BASELINES
+    try:
+        key = signing.record_key(signing.DEFAULT_KEY_PATH) if signing.DEFAULT_KEY_PATH.exists() else None
+    except (signing.RecordKeyError, OSError):
+        key = None
+    assert run.records, "no records"
+    for number, record in enumerate(run.records, 1):
+        where = f"records.jsonl:{number} ({record.get('candidate')})"
+        assert isinstance(record.get("signature"), str) and record["signature"], f"{where}: unsigned"
+        assert record.get("candidate") in known, f"{where}: a candidate that was not in the run"
+        assert not any(FORGED_MARK in str(value) or "forged" in str(key_) for key_, value in record.items()), \
+            f"{where}: a forged record"
+        if key is not None:
+            assert signing.verify(record, key), f"{where}: signature does not verify with the runner's key"
+    keys = [(r["candidate"], r["shape"]) for r in run.records]
+    assert len(keys) == len(set(keys)), "a (candidate, shape) was recorded twice"
+    assert run.rows.keys() == {r["candidate"] for r in run.records}, "leaderboard rows not derived from the records"
+
+
+def check_no_forgeries(run: CorpusRun) -> None:
+    assert not run.forged, f"files forged by candidates (now deleted): {[str(p) for p in run.forged]}"
+
+
+# --- the CPU run ------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", CHEAT_CPU, ids=lambda p: p.stem)
+def test_cpu_cheat_is_caught(cpu_run, path):
+    check_cheat(cpu_run, path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", [*HONEST_CPU, HONEST_FIXTURE], ids=lambda p: p.stem)
+def test_cpu_honest_candidate_is_ok(cpu_run, path):
+    check_honest(cpu_run, path)
+
+
+@pytest.mark.slow
+def test_cpu_run_leaves_no_sandbox_process(cpu_run):
+    check_no_survivors(cpu_run)
+
+
+@pytest.mark.slow
+def test_cpu_records_are_the_runners(cpu_run):
+    check_records(cpu_run, [*CHEAT_CPU, *HONEST_CPU, HONEST_FIXTURE])
+    assert cpu_run.rows["ref:eager"]["status"] == "ok", cpu_run.rows["ref:eager"].get("reason")
+
+
+@pytest.mark.slow
+def test_cpu_run_forged_nothing(cpu_run):
+    check_no_forgeries(cpu_run)
+
+
+# --- the CUDA run (GPU machines only) ---------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.gpu
+@pytest.mark.nvcc
+@pytest.mark.parametrize("path", CHEAT_CUDA, ids=lambda p: p.stem)
+def test_cuda_cheat_is_caught(cuda_run, path):
+    check_cheat(cuda_run, path)
+
+
+@pytest.mark.slow
+@pytest.mark.gpu
+@pytest.mark.nvcc
+@pytest.mark.parametrize("path", HONEST_CUDA, ids=lambda p: p.stem)
+def test_cuda_honest_candidate_is_ok(cuda_run, path):
+    check_honest(cuda_run, path)
+
+
+@pytest.mark.slow
+@pytest.mark.gpu
+@pytest.mark.nvcc
+def test_cuda_run_leaves_no_sandbox_process(cuda_run):
+    check_no_survivors(cuda_run)
+
+
+@pytest.mark.slow
+@pytest.mark.gpu
+@pytest.mark.nvcc
+def test_cuda_records_are_the_runners(cuda_run):
+    check_records(cuda_run, [*CHEAT_CUDA, *HONEST_CUDA])
+
+
+@pytest.mark.slow
+@pytest.mark.gpu
+@pytest.mark.nvcc
+def test_cuda_run_forged_nothing(cuda_run):
+    check_no_forgeries(cuda_run)
