@@ -704,7 +704,10 @@ class Judge:
             samples += new
             empty += overhead
             discarded += data["discarded"]
-            done = _enough(samples, timed_s, time.perf_counter() - started, settings)
+            wall_s = time.perf_counter() - started
+            if not samples and wall_s > 16 * float(settings["budget_s"]):
+                raise RuntimeError(f"no call could be timed in {wall_s:.1f} s ({discarded} outran the spin)")
+            done = _enough(samples, timed_s, wall_s, settings)
             positions = [i for i in range(layout.slots) if self.random.random() < probability]
             if not positions:
                 positions = [self.random.randrange(layout.slots)]
