@@ -30,7 +30,8 @@ CHEATS = {
     # each call's work left running on the device into the next call: throughput matches a halved claim,
     # one call alone does not (on the CPU a lone call may wait for its threads' cores, so there the same
     # trick within the number of cores is not caught: README)
-    "pipelined across calls": (dataclasses.replace(HONEST_GPU, claimed_us=60.0, judge_us=70.0), "D108"),
+    "pipelined across calls": (dataclasses.replace(HONEST_GPU, claimed_us=465.0, judge_us=560.0, latency_us=930.0),
+                               "D108"),
     "precomputed while inputs were staged": (dataclasses.replace(HONEST_CPU, claimed_us=20.0, cpu_us=25.0,
                                                                   latency_us=30.0, idle_cpu_s=2.0), "D110"),
     "output finished after the reply": (dataclasses.replace(HONEST_GPU, fetch_s=0.030), "D109"),
