@@ -507,7 +507,10 @@ class Judge:
             else:
                 keep["TORCH_EXTENSIONS_DIR"] = str(extension_dir)
                 build_cache = "shared: no separate user or mount namespace"
-        writable = [self.extension_copy / "ext"] if self.extension_copy is not None else []
+        # the loader writes a lock (and, were the build stale, the build) where the sandbox sees its extension:
+        # its private copy, or without root the cache folder itself (then nothing keeps it from changing it)
+        writable = [self.extension_copy / "ext"] if self.extension_copy is not None else (
+            [extension_dir] if extension_dir is not None and extension_dir.exists() else [])
         self.writable = writable
         self.private_tmp, confinement = confine.prepare_sandbox(uid, writable)
         self.confinement = confinement.to_json() | ({"build_cache": build_cache} if build_cache else {})
