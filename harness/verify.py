@@ -1,7 +1,8 @@
-"""Verification: a candidate's outputs and the float64 gold in, a pass, a wrong answer or an integrity catch out.
+"""Verification: the problem's inputs, the float64 gold and the comparison, for the judge (judge.py); and the
+few helpers the sandbox uses to describe an output or poison freed memory.
 
 Inputs come from the problem's declared distributions and a per-run secret seed the candidate
-never sees. Dynamic integrity checks live here too; each failure names its check ID (D1xx).
+never sees. The dynamic checks and their IDs live in judge.py (`CHECKS`).
 """
 from __future__ import annotations
 
@@ -15,28 +16,6 @@ import torch
 from harness.problem import InputSpec, Problem, Shape, VerifyCase
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16, "bfloat16": torch.bfloat16}
-
-# Dynamic checks: ID -> what it catches (README documents each).
-CHECKS = {
-    "D101": "inputs changed by the call (compared bit for bit with a pristine copy)",
-    "D102": "output is not a plain torch.Tensor owning its own storage (subclass, alias of an input, lazy)",
-    "D103": "output on the timing inputs is wrong (results cached or replayed across calls)",
-    "D104": "the call left more threads running than before it",
-    "D105": "the same inputs twice gave different answers (nondeterminism, uninitialised reads)",
-    "D106": "event time far below host time: work hidden from the timer",
-    "D107": "graph replay produced no or wrong output (work outside the captured stream)",
-}
-
-
-class IntegrityError(Exception):
-    def __init__(self, check: str, detail: str):
-        super().__init__(f"{check}: {detail}")
-        self.check = check
-
-
-class WrongAnswer(Exception):
-    pass
-
 
 @dataclass(frozen=True)
 class Trial:
@@ -109,28 +88,6 @@ def storage_span(t: torch.Tensor) -> tuple[int, int]:
     return storage.data_ptr(), storage.data_ptr() + storage.nbytes()
 
 
-def check_output(out: object, like: torch.Tensor, inputs: list[torch.Tensor]) -> torch.Tensor:
-    """Shape, dtype and device mismatches are wrong answers; anything not a plain tensor is integrity."""
-    if type(out) is not torch.Tensor:
-        raise IntegrityError("D102", f"output is {type(out).__module__}.{type(out).__qualname__}, expected a plain torch.Tensor")
-    if out.layout != torch.strided or out.is_sparse or getattr(out, "is_nested", False):
-        raise IntegrityError("D102", f"output layout is {out.layout}, expected torch.strided")
-    if tuple(out.shape) != tuple(like.shape):
-        raise WrongAnswer(f"output shape {tuple(out.shape)}, expected {tuple(like.shape)}")
-    if out.dtype != like.dtype:
-        raise WrongAnswer(f"output dtype {out.dtype}, expected {like.dtype}")
-    if out.device != like.device:
-        raise WrongAnswer(f"output on {out.device}, expected {like.device}")
-    if out.requires_grad or out.grad_fn is not None:
-        raise IntegrityError("D102", "output carries an autograd graph, expected a plain result")
-    low, high = storage_span(out)
-    for index, x in enumerate(inputs):
-        x_low, x_high = storage_span(x)
-        if low < x_high and x_low < high:
-            raise IntegrityError("D102", f"output shares memory with input {index}")
-    return out
-
-
 def compare(out: torch.Tensor, gold: torch.Tensor, problem: Problem) -> tuple[float, float, bool, str]:
     """Returns max abs error, max error relative to the tolerance scale, pass, and a reason."""
     out64 = out.double()
@@ -158,14 +115,6 @@ def thread_count() -> int:
     except OSError:
         import threading
         return threading.active_count()
-
-
-def inputs_unchanged(inputs: list[torch.Tensor], pristine: list[torch.Tensor]) -> int | None:
-    """Index of the first input that differs bit for bit from its pristine copy, else None."""
-    for index, (x, p) in enumerate(zip(inputs, pristine)):
-        if x.shape != p.shape or x.dtype != p.dtype or not torch.equal(x.view(torch.uint8) if x.is_contiguous() else x, p.view(torch.uint8) if p.is_contiguous() else p):
-            return index
-    return None
 
 
 def is_near_constant(golds: list[torch.Tensor]) -> bool:
