@@ -17,7 +17,7 @@ class InProcessSandbox:
     def __init__(self, judge: Judge, model):
         self.judge, self.model, self.layout = judge, model, None
 
-    def ask(self, op: str, **args) -> Exchange:
+    def ask(self, op: str, copied_bytes: int = 0, **args) -> Exchange:
         judge, data = self.judge, {}
         if op == "layout":
             self.layout = args
