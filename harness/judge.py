@@ -513,6 +513,9 @@ class Judge:
         # its private copy, or without root the cache folder itself (then nothing keeps it from changing it)
         writable = [self.extension_copy / "ext"] if self.extension_copy is not None else (
             [extension_dir] if extension_dir is not None and extension_dir.exists() else [])
+        if keep.get("TORCHINDUCTOR_CACHE_DIR") and uid is None:   # the torch.compile baseline (trusted) fills it
+            Path(keep["TORCHINDUCTOR_CACHE_DIR"]).mkdir(parents=True, exist_ok=True)
+            writable.append(Path(keep["TORCHINDUCTOR_CACHE_DIR"]))
         self.writable = writable
         self.private_tmp, confinement = confine.prepare_sandbox(uid, writable)
         self.confinement = confinement.to_json() | ({"build_cache": build_cache} if build_cache else {})
