@@ -153,6 +153,12 @@ def compile_one(candidate: Candidate, uses_cuda: bool, env: EnvInfo, arch: str, 
         if not outcome.lines:
             return BuildResult(candidate.id, "crashed", outcome.crash_reason, outcome.seconds, False, directory, log_path)
         line = outcome.lines[-1]
+        # the worker ran candidate code: its line is a claim, read only if it has the shape the worker writes
+        if not (isinstance(line, dict) and line.get("status") in ("ok", "compile_error", "load_error")
+                and isinstance(line.get("reason"), str) and isinstance(line.get("compile_s"), (int, float))
+                and not isinstance(line.get("compile_s"), bool)):
+            return BuildResult(candidate.id, "crashed", "the build worker wrote a result of the wrong shape",
+                               outcome.seconds, False, directory, log_path)
         if line["status"] == "compile_error":
             line["reason"] = first_compiler_error(log_path) or line["reason"]
         if line["status"] == "ok":
