@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import confine, spawn
+from harness.worker import Emitter, die_with_runner
 from harness.protocol import EvaluateJob, ProtocolError, Reply, Request, ShapeOutcome, finite_numbers, parse_reply
 
 ALIGN = 256
@@ -954,30 +955,6 @@ def warm_compile(job: EvaluateJob, emit) -> None:
 
 
 # --- process plumbing --------------------------------------------------------------------------------------
-
-class Emitter:
-    def __init__(self, path: str):
-        self.handle = open(path, "a", encoding="utf-8")
-
-    def __call__(self, line: dict) -> None:
-        self.handle.write(json.dumps(line) + "\n")
-        self.handle.flush()
-        os.fsync(self.handle.fileno())
-
-
-def die_with_runner(runner_pid: int) -> None:
-    """Ask Linux to kill this judge when the runner dies, so a killed run leaves no orphan behind."""
-    if not runner_pid or not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != runner_pid:
-        os._exit(1)
-
 
 def main() -> int:
     job = EvaluateJob.from_json(json.loads(sys.stdin.read()))

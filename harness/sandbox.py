@@ -25,6 +25,7 @@ import torch
 from harness import timing
 from harness.protocol import PROTOCOL_VERSION, Reply, Request
 from harness.verify import poison_free_memory, storage_span, thread_count
+from harness.worker import first_line, is_build_failure
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
@@ -35,16 +36,6 @@ class CallFailed(Exception):
     def __init__(self, status: str, message: str):
         super().__init__(message)
         self.status = status
-
-
-def first_line(exc: BaseException, limit: int = 240) -> str:
-    text = f"{type(exc).__name__}: {exc}".strip()
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return (lines[0] if lines else type(exc).__name__)[:limit]
-
-
-def is_build_failure(exc: BaseException) -> bool:
-    return "Error building extension" in str(exc) or type(exc).__name__ == "CalledProcessError"
 
 
 def import_file(path: str, name: str):
