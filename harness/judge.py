@@ -138,9 +138,19 @@ def sandbox_processes(uid: int | None, root_pid: int) -> dict[int, float]:
                 todo.append(child)
         stats = {pid: s for pid, s in stats.items() if pid in keep}
     for pid, fields_ in stats.items():
-        ticks = sum(int(fields_[i]) for i in (11, 12, 13, 14))   # utime stime cutime cstime
-        found[pid] = ticks / CLOCK_TICKS
+        children = (int(fields_[13]) + int(fields_[14])) / CLOCK_TICKS   # cutime cstime: reaped children
+        found[pid] = process_cpu_s(pid, fields_) + children
     return found
+
+
+def process_cpu_s(pid: int, fields_: list[str]) -> float:
+    """A process's own CPU time, its threads' living and ended: to the nanosecond from the kernel's CPU clock
+    of that process (clock_getcpuclockid), else from /proc in ticks. Ticks would not do: a reading rounds
+    down to 10 ms, so every request whose CPU time crosses a tick would seem to have spent 10 ms."""
+    try:
+        return time.clock_gettime_ns((~pid << 3) | 2) / 1e9   # CPUCLOCK_SCHED of the whole thread group
+    except (OSError, OverflowError, AttributeError):
+        return (int(fields_[11]) + int(fields_[12])) / CLOCK_TICKS
 
 
 # --- the sandbox, seen from the judge --------------------------------------------------------------------
@@ -165,6 +175,8 @@ class SandboxClient:
     extra_processes: dict = field(default_factory=dict)
     watch_processes: bool = False
     copy_s_per_byte: float | None = None   # the sandbox's CPU per byte staged or fetched, calibrated
+    copy_s_per_request: float = 0.0        # ... and per copy request of one set, whatever its size
+    idle_by: dict = field(default_factory=dict)   # where the idle CPU was seen: "before OP" or "in OP"
 
     COPIES = ("stage", "fetch")
 
@@ -200,7 +212,7 @@ class SandboxClient:
         arena while inputs are staged is working outside any call."""
         cpu_start = self.cpu_now()
         if self.last_cpu_s is not None:
-            self.idle_cpu_s += max(0.0, cpu_start - self.last_cpu_s)
+            self.add_idle(f"before {op}", cpu_start - self.last_cpu_s)
         payload = Request(op, args).encode()
         started = time.perf_counter()
         try:
@@ -214,14 +226,23 @@ class SandboxClient:
         self.last_cpu_s = cpu_end
         spent = max(0.0, cpu_end - cpu_start)
         if op in self.COPIES and self.copy_s_per_byte is not None:
-            allowed = 0.005 + 3 * max(self.copy_s_per_byte, 0.2e-9) * copied_bytes
-            self.idle_cpu_s += max(0.0, spent - allowed)
+            allowed = 0.005 + 3 * (self.copy_s_per_request + max(self.copy_s_per_byte, 0.2e-9) * copied_bytes)
+            self.add_idle(f"in {op}", spent - allowed)
             spent = min(spent, allowed)
         self.busy_cpu_s += spent
         reply = parse_reply(line, op)
         if not reply.ok:
             raise SandboxFailed(reply.status, reply.error)
         return Exchange(reply, seconds, cpu_end - cpu_start)
+
+    def add_idle(self, where: str, seconds: float) -> None:
+        if seconds > 0:
+            self.idle_cpu_s += seconds
+            self.idle_by[where] = self.idle_by.get(where, 0.0) + seconds
+
+    def idle_summary(self, top: int = 3) -> str:
+        largest = sorted(self.idle_by.items(), key=lambda item: -item[1])[:top]
+        return ", ".join(f"{seconds * 1e3:.0f} ms {where}" for where, seconds in largest)
 
 
 def died_reason(code: int | None) -> str:
@@ -306,6 +327,8 @@ class Evidence:
     idle_cpu_s: float            # the sandbox user's CPU time between requests, since the sandbox started
     busy_cpu_s: float            # ... and while serving them
     extra_processes: dict        # pid -> CPU seconds: processes of the sandbox beside it, after the load
+    parallelism: float = 1.0     # CPU: the sandbox's CPU time over the judge's wall time in the timed calls
+    idle_where: str = ""         # where most of the idle CPU was seen
 
 
 EVIDENCE_CHECKS: dict[str, object] = {}
@@ -329,21 +352,25 @@ def clock_accounts_for_claim(evidence: Evidence, rules: dict) -> str:
     # A lone CPU call of a multi-threaded kernel waits for its threads to wake, more so on a busy machine (an
     # honest at::parallel_for call read 1.6x its claim): twice the room, whatever the cores, so that on a
     # machine of many cores work spread across calls cannot hide behind them. A lone GPU call also pays a
-    # launch and a synchronize that back-to-back calls hide: room for three margins.
+    # launch and a synchronize that back-to-back calls hide: room for three margins; and host work that
+    # shows in the bursts' throughput too (a claim the burst check below holds to ratio x claim + margin).
     if evidence.device != "cuda":
         lone = ratio * evidence.claimed_us * min(evidence.cores, 2) + margin
     else:
-        lone = ratio * evidence.claimed_us + 3 * margin
+        lone = ratio * max(evidence.claimed_us, evidence.judge_us) + 3 * margin
     if evidence.latency_us > lone:
         return (f"one call alone took {evidence.latency_us:.1f} us on the judge's clock beyond the harness's own "
                 f"empty call, against a claimed {evidence.claimed_us:.1f} us (allowed {lone:.1f} us): work the "
                 "claim leaves running after the call returns")
     if evidence.device != "cuda":
-        allowed = ratio * evidence.claimed_us * evidence.cores + margin + 2e6 / CLOCK_TICKS / max(1, evidence.calls)
+        # as many cores as the timed calls kept busy (CPU time over the judge's wall time there), not every
+        # core it may use: work deferred out of single-threaded timed calls cannot hide in the idle ones
+        cores = min(float(evidence.cores), max(1.0, evidence.parallelism))
+        allowed = ratio * evidence.claimed_us * cores + margin
         if evidence.cpu_us > allowed:
             return (f"the sandbox used {evidence.cpu_us:.1f} us of CPU per call beyond the harness's own empty call, "
-                    f"against a claimed {evidence.claimed_us:.1f} us on at most {evidence.cores} cores (allowed "
-                    f"{allowed:.1f} us): work the claim does not account for")
+                    f"against a claimed {evidence.claimed_us:.1f} us on the {cores:.2f} cores its timed calls kept "
+                    f"busy (allowed {allowed:.1f} us): work the claim does not account for")
         return ""
     if evidence.judge_us > ratio * evidence.claimed_us + margin:
         return (f"the judge's clock measured {evidence.judge_us:.1f} us per call beyond the harness's own empty call, "
@@ -371,8 +398,9 @@ def no_work_between_requests(evidence: Evidence, rules: dict) -> str:
     (precomputing inputs read from the arena, finishing answers late)."""
     allowed = float(rules["idle_cpu_ms"]) / 1e3 + 0.05 * evidence.busy_cpu_s
     if evidence.idle_cpu_s > allowed:
+        where = f"; most of it {evidence.idle_where}" if evidence.idle_where else ""
         return (f"the sandbox burnt {evidence.idle_cpu_s * 1e3:.0f} ms of CPU between requests (allowed "
-                f"{allowed * 1e3:.0f} ms): work done outside any call")
+                f"{allowed * 1e3:.0f} ms{where}): work done outside any call")
     return ""
 
 
@@ -592,6 +620,8 @@ class Judge:
         staged = sandbox.ask("stage", slots=list(range(layout.slots)))
         rate = staged.cpu_s / max(1, layout.slots * layout.input_bytes)
         sandbox.copy_s_per_byte = max(sandbox.copy_s_per_byte or 0.0, rate)
+        one = min(sandbox.ask("stage", slots=[0]).cpu_s for _ in range(3))
+        sandbox.copy_s_per_request = max(sandbox.copy_s_per_request, one)
         copy_out = self.device.type != "cuda"
         singles, fulls, fetches, cpu = [], [], [], 0.0
         rounds = max(3, int(self.rules["bursts"]))
@@ -694,7 +724,7 @@ class Judge:
         samples: list[float] = []
         empty: list[float] = []
         discarded, checked, batch, host_bound, spin = 0, 0, 0, False, 0.0
-        timed_s = 0.0
+        timed_s = timed_cpu_s = 0.0
         started = time.perf_counter()
         wanted = int(self.rules["checked_outputs"])
         probability = float(self.rules["check_probability"])
@@ -704,6 +734,7 @@ class Judge:
             with self.cost("timed_calls"):
                 exchange = sandbox.ask("time", slots=list(range(layout.slots)), method=method, settings=settings)
             timed_s += exchange.seconds
+            timed_cpu_s += exchange.cpu_s
             data = exchange.reply.data
             new = finite_numbers("time.samples_us", data["samples_us"], 0.0, 1e9)
             overhead = finite_numbers("time.empty_us", data["empty_us"], 0.0, 1e9)
@@ -749,14 +780,16 @@ class Judge:
         timing_json = result.to_json() | {"checked_outputs": checked, "timed_batches": batch,
                                           "slots_per_batch": layout.slots}
         with self.cost("bursts"):
-            judge = self.cross_check(shape, layout, result.median_us, baseline, method)
+            judge = self.cross_check(shape, layout, result.median_us, baseline, method,
+                                     timed_cpu_s / timed_s if timed_s > 0 else 1.0)
         timing_json |= judge | {"judge_costs_s": {k: round(v, 3) for k, v in self.costs.items()}}
         return {"timing": timing_json, "time_us": result.median_us, "host_us": judge.get("judge_us")}
 
-    def cross_check(self, shape, layout: Layout, claimed_us: float, baseline: bool, method: str) -> dict:
+    def cross_check(self, shape, layout: Layout, claimed_us: float, baseline: bool, method: str,
+                    parallelism: float = 1.0) -> dict:
         """Bursts of back-to-back calls on fresh inputs, timed by the judge's clock; the claimed time must
         account for them (D108). One output of each burst, drawn in secret, is fetched (timed: D109) and
-        checked (D103)."""
+        checked (D103). `parallelism`: the sandbox's CPU time over the judge's wall time in the timed calls."""
         sandbox = self.sandbox
         calibration = self.calibration[shape.name]
         walls, fetch_s, cpu_s = [], [], 0.0
@@ -788,8 +821,9 @@ class Judge:
             if cpu:
                 claim = {"shape": list(layout.output), "dtype": layout.dtype, "plain": "", "copied": True}
                 self.check_fetched(shape, layout, seeds, [0], [claim], "D103", "single", [0])
-            else:
+            else:   # until its output is in the judge's hands: a reply sent before the work ended gains nothing
                 fetched = sandbox.ask("fetch", layout.output_bytes, positions=[0], out_slots=[0])
+                singles[-1] += fetched.seconds - calibration["fetch_s"]
                 self.check_fetched(shape, layout, seeds, [0], fetched.reply.data["outputs"], "D103", "single")
         single_overhead_s = calibration["round_trip_s"] + calibration["per_call_s"]
         latency_us = max(0.0, (min(singles) - single_overhead_s) * 1e6)
@@ -803,9 +837,12 @@ class Judge:
             device=self.device.type, claimed_us=claimed_us, judge_us=per_call_us, latency_us=latency_us,
             cpu_us=max(0.0, cpu_s / total - calibration["cpu_per_call_s"]) * 1e6, cores=cores, calls=total,
             fetch_s=min(fetch_s) if fetch_s else None, calibrated_fetch_s=calibration["fetch_s"],
-            idle_cpu_s=sandbox.idle_cpu_s, busy_cpu_s=sandbox.busy_cpu_s, extra_processes=dict(sandbox.extra_processes))
+            idle_cpu_s=sandbox.idle_cpu_s, busy_cpu_s=sandbox.busy_cpu_s, extra_processes=dict(sandbox.extra_processes),
+            parallelism=parallelism, idle_where=sandbox.idle_summary())
+        report["judge_idle_cpu_ms"] = round(sandbox.idle_cpu_s * 1e3, 1)
         if cpu:
-            report |= {"judge_cpu_us": round(evidence.cpu_us, 3), "judge_cores": cores}
+            report |= {"judge_cpu_us": round(evidence.cpu_us, 3), "judge_cores": cores,
+                       "judge_parallelism": round(parallelism, 3)}
         if evidence.fetch_s is not None:
             report["judge_fetch_ms"] = round(evidence.fetch_s * 1e3, 3)
         if not baseline:   # the baselines are the reference itself: reported, not judged

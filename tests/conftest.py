@@ -41,7 +41,12 @@ def harness_cli(*args: str, timeout: float = 900, cwd: Path = REPO) -> subproces
 
 @pytest.fixture(scope="session")
 def build_cache(tmp_path_factory) -> Path:
-    """One build cache for the whole session: each test extension compiles once."""
+    """One build cache for the whole session: each test extension compiles once. HARNESS_TEST_BUILD_CACHE names
+    a folder to keep it in across sessions (entries are keyed by source, flags, torch, CUDA and arch)."""
+    kept = os.environ.get("HARNESS_TEST_BUILD_CACHE")
+    if kept:
+        Path(kept).mkdir(parents=True, exist_ok=True)
+        return Path(kept).resolve()
     return tmp_path_factory.mktemp("builds")
 
 

@@ -20,7 +20,7 @@ HONEST_CPU = judge.Evidence(device="cpu", claimed_us=880.0, judge_us=1700.0, lat
                             fetch_s=None, calibrated_fetch_s=0.0, idle_cpu_s=0.03, busy_cpu_s=3.0,
                             extra_processes={})
 # OpenMP on every core: CPU time per call is the claim times the cores
-HONEST_OPENMP = dataclasses.replace(HONEST_CPU, claimed_us=450.0, cpu_us=880.0, latency_us=460.0)
+HONEST_OPENMP = dataclasses.replace(HONEST_CPU, claimed_us=450.0, cpu_us=880.0, latency_us=460.0, parallelism=1.95)
 
 CHEATS = {
     # three quarters of the work on a side stream: the judge's clock sees all of it (the corpus run: 6277 vs 628)
@@ -37,6 +37,10 @@ CHEATS = {
     "output finished after the reply": (dataclasses.replace(HONEST_GPU, fetch_s=0.030), "D109"),
     "answers precomputed between requests": (dataclasses.replace(HONEST_CPU, idle_cpu_s=1.5), "D110"),
     "a daemon beside the sandbox": (dataclasses.replace(HONEST_CPU, extra_processes={4242: 0.0}), "D114"),
+    # tests/adversarial/judge/cpu_tensor_subclass_output: single-threaded timed calls, and 1.9x their claim of
+    # CPU once the deferred work runs (inside 1.25 x two cores, not inside 1.25 x the one core it kept busy)
+    "work deferred out of single-threaded calls": (dataclasses.replace(HONEST_CPU, claimed_us=470.0, cpu_us=900.0,
+                                                                       latency_us=900.0), "D108"),
 }
 
 

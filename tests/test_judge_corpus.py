@@ -53,6 +53,8 @@ CHEAT_CUDA = sorted(CHEATS.glob("cuda_*.py"))
 HONEST_CPU = sorted(HONEST.glob("cpu_*.py"))
 HONEST_CUDA = sorted(HONEST.glob("cuda_*.py"))
 HONEST_FIXTURE = FIXTURES / "cpu_scalar.py"
+# the CUDA run also holds the plainest honest kernel and the fastest shipped one
+HONEST_CUDA_EXTRA = [ADVERSARIAL / "honest" / "cuda_basic.py", REPO / "candidates" / PROBLEM / "v16_lean_frags.py"]
 
 CONFIG = """\
 build:
@@ -210,7 +212,8 @@ def cpu_run(tmp_path_factory, build_cache) -> CorpusRun:
 
 @pytest.fixture(scope="module")
 def cuda_run(tmp_path_factory, build_cache) -> CorpusRun:
-    return run_corpus(tmp_path_factory, build_cache, "cuda", [*CHEAT_CUDA, *HONEST_CUDA], "--shapes", "seed,medium")
+    return run_corpus(tmp_path_factory, build_cache, "cuda", [*CHEAT_CUDA, *HONEST_CUDA, *HONEST_CUDA_EXTRA],
+                      "--shapes", "seed,medium")
 
 
 # --- the files themselves (fast) -----------------------------------------------------------------------
@@ -341,7 +344,7 @@ def test_cuda_cheat_is_caught(cuda_run, path):
 @pytest.mark.slow
 @pytest.mark.gpu
 @pytest.mark.nvcc
-@pytest.mark.parametrize("path", HONEST_CUDA, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [*HONEST_CUDA, *HONEST_CUDA_EXTRA], ids=lambda p: p.stem)
 def test_cuda_honest_candidate_is_ok(cuda_run, path):
     check_honest(cuda_run, path)
 
@@ -357,7 +360,7 @@ def test_cuda_run_leaves_no_sandbox_process(cuda_run):
 @pytest.mark.gpu
 @pytest.mark.nvcc
 def test_cuda_records_are_the_runners(cuda_run):
-    check_records(cuda_run, [*CHEAT_CUDA, *HONEST_CUDA])
+    check_records(cuda_run, [*CHEAT_CUDA, *HONEST_CUDA, *HONEST_CUDA_EXTRA])
 
 
 @pytest.mark.slow
