@@ -15,6 +15,9 @@ HONEST_GPU = judge.Evidence(device="cuda", claimed_us=117.8, judge_us=105.5, lat
                             extra_processes={})
 # the launch-bound seed shape: the judge's clock measures the host's launch rate, not the device
 HONEST_GPU_SEED = dataclasses.replace(HONEST_GPU, claimed_us=4.9, judge_us=13.1, latency_us=20.0)
+# cudaMallocAsync scratch at seed: a call alone maps pool memory that back-to-back calls reuse (H200, before the
+# sandbox kept the pool's memory: claimed 195.3 us, 406.8 us alone)
+HONEST_GPU_ALLOCATING = dataclasses.replace(HONEST_GPU, claimed_us=195.3, judge_us=198.0, latency_us=406.8)
 # a single-threaded CPU candidate: CPU time per call about its claim
 HONEST_CPU = judge.Evidence(device="cpu", claimed_us=880.0, judge_us=1700.0, latency_us=900.0, cpu_us=900.0, cores=2, calls=180,
                             fetch_s=None, calibrated_fetch_s=0.0, idle_cpu_s=0.03, busy_cpu_s=3.0,
@@ -27,10 +30,11 @@ CHEATS = {
     "side stream": (dataclasses.replace(HONEST_GPU, claimed_us=628.0, judge_us=6277.0, latency_us=6300.0), "D108"),
     "elapsed_time patched to a third": (dataclasses.replace(HONEST_GPU, claimed_us=39.0), "D108"),
     "work after return on a CPU thread": (dataclasses.replace(HONEST_CPU, claimed_us=5.0), "D108"),
-    # each call's work left running on the device into the next call: throughput matches a halved claim,
-    # one call alone does not (on the CPU a lone call may wait for its threads' cores, so there the same
-    # trick within the number of cores is not caught: README)
-    "pipelined across calls": (dataclasses.replace(HONEST_GPU, claimed_us=465.0, judge_us=560.0, latency_us=930.0),
+    # three quarters of each call's work on side streams that overlap across calls: throughput matches the
+    # claim, one call alone does not (tests/adversarial/judge/cuda_side_stream_pool at seed on an H200: a
+    # claim of 83.3 us, 339.1 us alone). A lone call is allowed 2.5x its claim plus margins, so work hidden
+    # within that is not caught (README)
+    "pipelined across calls": (dataclasses.replace(HONEST_GPU, claimed_us=83.3, judge_us=90.0, latency_us=339.1),
                                "D108"),
     "precomputed while inputs were staged": (dataclasses.replace(HONEST_CPU, claimed_us=20.0, cpu_us=25.0,
                                                                   latency_us=30.0, idle_cpu_s=2.0), "D110"),
@@ -44,8 +48,8 @@ CHEATS = {
 }
 
 
-@pytest.mark.parametrize("evidence", [HONEST_GPU, HONEST_GPU_SEED, HONEST_CPU, HONEST_OPENMP],
-                         ids=["gpu medium", "gpu seed", "cpu", "cpu openmp"])
+@pytest.mark.parametrize("evidence", [HONEST_GPU, HONEST_GPU_SEED, HONEST_GPU_ALLOCATING, HONEST_CPU, HONEST_OPENMP],
+                         ids=["gpu medium", "gpu seed", "gpu allocating", "cpu", "cpu openmp"])
 def test_honest_evidence_passes_every_check(evidence):
     for check_id, check in judge.EVIDENCE_CHECKS.items():
         assert check(evidence, RULES) == "", check_id
