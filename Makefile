@@ -21,5 +21,8 @@ run-channel: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+test-gpu: $(STAMP)
+	$(PY) -m pytest -m gpu -v -rA
+
 clean:
 	rm -rf .cache
