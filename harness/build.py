@@ -23,6 +23,7 @@ from harness.env import REPO_ROOT, EnvInfo
 from harness.records import locked, now_utc, write_atomic
 from harness.rules import ERROR, check_library
 from harness.spawn import kill_all_workers, sandbox_slot, spawn_worker
+from harness.worker import worker_crash_reason
 
 BUILD_RECIPE_VERSION = 1   # bump when the way candidates are compiled changes
 BUILD_SLOTS = 32           # sandbox users 0..31 build; evaluations take the next ones (runner.py)
@@ -151,7 +152,8 @@ def compile_one(candidate: Candidate, uses_cuda: bool, env: EnvInfo, arch: str, 
             return BuildResult(candidate.id, "timeout", f"compile killed after the {time_limit_s:.0f} s time limit",
                                outcome.seconds, False, directory, log_path)
         if not outcome.lines:
-            return BuildResult(candidate.id, "crashed", outcome.crash_reason, outcome.seconds, False, directory, log_path)
+            return BuildResult(candidate.id, "crashed", worker_crash_reason("build worker", outcome), outcome.seconds,
+                               False, directory, log_path)
         line = outcome.lines[-1]
         # the worker ran candidate code: its line is a claim, read only if it has the shape the worker writes
         if not (isinstance(line, dict) and line.get("status") in ("ok", "compile_error", "load_error")

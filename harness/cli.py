@@ -9,16 +9,17 @@ import signal
 import sys
 from pathlib import Path
 
+from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 from harness.config import load_config
 from harness.discovery import discover
 from harness.env import EnvProbeError, probe_env
-from harness.leaderboard import table_cells
-from harness.problem import ProblemError, load_problem, select_shapes
+from harness.leaderboard import format_time, summary_cells
+from harness.problem import Problem, ProblemError, load_problem
+from harness.progress import make_reporter
 from harness.rules import RULES, check_source, is_accepted, parse_candidate
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -33,31 +34,6 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-class RichReporter:
-    def __init__(self, console: Console):
-        self.console = console
-        self.progress = Progress(TextColumn("{task.fields[phase]:>8}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), TextColumn("{task.description}"), console=console,
-                                 transient=False)
-        self.tasks: dict[str, int] = {}
-
-    def __enter__(self):
-        self.progress.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.progress.stop()
-
-    def phase(self, name: str, total: int) -> None:
-        self.tasks[name] = self.progress.add_task("", total=max(total, 0), phase=name)
-
-    def advance(self, name: str, description: str) -> None:
-        self.progress.update(self.tasks[name], advance=1, description=description)
-
-    def note(self, message: str) -> None:
-        self.progress.console.print(message)
-
-
 def parse_gpus(text: str) -> list[int] | str:
     if text == "all":
         return "all"
@@ -70,6 +46,20 @@ def parse_gpus(text: str) -> list[int] | str:
     return gpus
 
 
+def parse_shapes(text: str | None, problem: Problem) -> list[str] | None:
+    """The flag's names, refused here (blaming the flag, not the problem file) before any work."""
+    if text is None:
+        return None
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    known = ", ".join(problem.shapes)
+    if not names:
+        raise UsageError(f"--shapes: expected comma-separated shape names among {known}, got {text!r}")
+    unknown = [name for name in names if name not in problem.shapes]
+    if unknown:
+        raise UsageError(f"--shapes: expected shape names among {known}, got unknown {unknown[0]!r}")
+    return names
+
+
 def command_run(args, console: Console) -> int:
     from harness.runner import RunOptions, default_shapes, run
 
@@ -78,9 +68,7 @@ def command_run(args, console: Console) -> int:
     folder = Path("candidates") / problem.name
     candidates = discover(args.candidates) if args.candidates else discover([folder], origin="candidates folder") \
         if folder.exists() else []
-    shapes_requested = [s.strip() for s in args.shapes.split(",") if s.strip()] if args.shapes else None
-    if shapes_requested:
-        select_shapes(problem, shapes_requested)   # refuse unknown names before any work
+    shapes_requested = parse_shapes(args.shapes, problem)
     gpus = parse_gpus(args.gpus)
     env = probe_env(args.device)
     if args.device == "cuda" and env.device != "cuda":
@@ -91,11 +79,12 @@ def command_run(args, console: Console) -> int:
         raise UsageError(f"--gpus: expected GPU indices below {env.gpu_count}, got {args.gpus}")
     shapes = default_shapes(problem, config, env.device, shapes_requested)
     console.print(f"[bold]{problem.name}[/]: {len(candidates)} candidates, shapes {', '.join(shapes)}, "
-                  f"device {env.device_name} ({env.device}), timing {config.get('timing.method')}")
+                  f"device {env.device_name} ({env.device}), timing "
+                  f"{config.get('timing.method') if env.device == 'cuda' else 'cpu (wall time per call)'}")
     options = RunOptions(problem, config, env, candidates, shapes, Path(args.results), gpus=list(gpus), fresh=args.fresh,
                          build_only=args.build_only)
     try:
-        with RichReporter(console) as reporter:
+        with make_reporter(console) as reporter:
             summary = run(options, reporter)
     except KeyboardInterrupt:
         console.print(f"[yellow]interrupted[/]: finished records are kept in {Path(args.results) / problem.name / 'records.jsonl'}; "
@@ -110,14 +99,53 @@ def command_run(args, console: Console) -> int:
     return EXIT_OK
 
 
+SUMMARY_WIDTH = 120   # the console summary fits this many columns; the files keep every column
+
+
 def print_table(console: Console, name: str, summary) -> None:
-    header, body = table_cells(summary.rows, summary.shapes)
-    table = Table(title=f"{name} leaderboard", show_lines=False)
-    for column in header:
-        table.add_column(column, overflow="fold", max_width=60 if column == "reason" else None)
+    """The run's summary: rank, candidate, status, each shape's time with its 95% interval, the geomean
+    speedups over eager and over the best baseline, the reason cut to fit. leaderboard.md has the rest."""
+    width = min(console.width, SUMMARY_WIDTH)
+    header, body = summary_cells(summary.rows, summary.shapes, width)
+    fitted = [max([len(header[i])] + [len(cells[i]) for cells in body]) for i in range(len(header))]
+    fitted[1] = min(fitted[1], 24)                        # candidate
+    fitted[2] = min(fitted[2], 16)                        # status (check)
+    for i in range(3, len(header) - 1):
+        fitted[i] = min(fitted[i], 12)                    # times with their interval, speedups
+    fitted[-1] = max(8, width - sum(fitted[:-1]) - 2 * (len(header) - 1))   # the reason gets what is left
+    table = Table(title=f"{name} leaderboard", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+    for column, column_width in zip(header, fitted):
+        table.add_column(column, no_wrap=True, overflow="ellipsis", width=column_width)
     for cells in body:
         table.add_row(*(Text(cell) for cell in cells))   # reasons are candidate text, never markup
     console.print(table)
+    console.print("time: median per call ±half its 95% interval; `2=`: intervals overlap at every shape; "
+                  "*: host-bound. Every column: leaderboard.md", style="dim", width=width)
+
+
+def command_compare(args, console: Console) -> int:
+    from harness.compare import CompareError, compare, describe, geomean_ratio, percent
+
+    try:
+        comparisons = compare(Path(args.before), Path(args.after))
+    except CompareError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps([c.to_json() for c in comparisons], indent=2))
+        return EXIT_OK
+    table = Table(title=f"{args.after} against {args.before}", box=box.SIMPLE_HEAD)
+    for column in ("candidate", "shape", "before", "after", "change", "after / before [95%]", "verdict"):
+        table.add_column(column, no_wrap=column != "candidate")
+    for c in comparisons:
+        name = c.candidate if c.same_source else f"{c.candidate} (source changed)"
+        table.add_row(Text(name), c.shape, format_time(c.before_us), format_time(c.after_us), percent(c.ratio),
+                      describe(c), c.verdict)
+    console.print(table)
+    overall = geomean_ratio(comparisons)
+    counts = {v: sum(c.verdict == v for c in comparisons) for v in ("faster", "slower", "same")}
+    console.print(f"{len(comparisons)} pairs: {counts['faster']} faster, {counts['slower']} slower, {counts['same']} the "
+                  f"same; geometric mean after / before {overall:.3f}")
+    return EXIT_OK
 
 
 def command_report(args, console: Console) -> int:
@@ -130,16 +158,25 @@ def command_report(args, console: Console) -> int:
     return EXIT_OK
 
 
-def command_check(args, console: Console) -> int:
-    reference_module = ""
-    if args.problem:
-        reference_module = load_problem(args.problem).reference_module
-    path = Path(args.candidate)
+def check_file(candidate: str, problem: str | None) -> tuple[Path, list]:
+    reference_module = load_problem(problem).reference_module if problem else ""
+    path = Path(candidate)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: candidate: expected a readable UTF-8 .py file ({exc.__class__.__name__})") from None
-    findings = check_source(parse_candidate(str(path), text, reference_module))
+    return path, check_source(parse_candidate(str(path), text, reference_module))
+
+
+def command_check(args, console: Console) -> int:
+    try:
+        path, findings = check_file(args.candidate, args.problem)
+    except (UsageError, ProblemError) as exc:
+        if not args.json:
+            raise
+        # whoever asked for JSON parses stdout, also when the file could not be checked
+        print(json.dumps({"accepted": False, "findings": [], "error": str(exc)}, indent=2))
+        return EXIT_USAGE
     accepted = is_accepted(findings)
     if args.json:
         print(json.dumps({"accepted": accepted, "findings": [f.to_json() for f in findings]}, indent=2))
@@ -157,14 +194,26 @@ def command_rules(args, console: Console) -> int:
     return EXIT_OK
 
 
+RUN_EXIT_CODES = """exit codes:
+  0    done: leaderboards written (with --build-only: compiled, nothing evaluated); a failing
+       candidate is a row of the leaderboard, not an exit code
+  2    refused, one line on stderr: bad input (flag, problem or config file), --device cuda with
+       no GPU visible, a failed environment probe, or a reference whose output ignores its inputs
+  130  interrupted (Ctrl-C): finished records are kept; the same command resumes"""
+
+
 def make_parser() -> Parser:
     parser = Parser(prog="harness", description="Check, compile, verify and time candidate kernels.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    run = sub.add_parser("run", help="evaluate candidates and write leaderboards")
+    run = sub.add_parser("run", help="evaluate candidates and write leaderboards", epilog=RUN_EXIT_CODES,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("problem", help="problem YAML, e.g. problems/scalar_gated_delta.yaml")
     run.add_argument("--candidates", nargs="+", metavar="FILE_OR_DIR", help="default: candidates/<problem>/")
     run.add_argument("--shapes", help="comma-separated shape names (default: configs' evaluate.shapes)")
-    run.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto")
+    run.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto",
+                     help="where candidates run: cuda (refused when no GPU is visible), cpu (CUDA candidates are "
+                          "checked, then skipped without compiling; --build-only compiles them), or auto: cuda when a "
+                          "GPU is visible (default)")
     run.add_argument("--gpus", default="0", help="'all' or GPU indices like 0,1: one evaluation worker per GPU")
     run.add_argument("--results", default="results", help="results folder (default: results/)")
     run.add_argument("--config", help="config YAML (default: configs/default.yaml)")
@@ -178,6 +227,11 @@ def make_parser() -> Parser:
     report = sub.add_parser("report", help="rebuild the leaderboards from records.jsonl")
     report.add_argument("problem", help="problem YAML")
     report.add_argument("--results", default="results", help="results folder (default: results/)")
+    compare = sub.add_parser("compare", help="two runs side by side: each (candidate, shape)'s ratio, its interval, "
+                                             "and faster / slower / same")
+    compare.add_argument("before", help="records.jsonl, or a results folder (of one problem, or of several)")
+    compare.add_argument("after", help="the same, for the run to compare with it")
+    compare.add_argument("--json", action="store_true", help="print the comparisons as JSON")
     return parser
 
 
@@ -189,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = make_parser().parse_args(argv)
         handler = {"run": command_run, "check": command_check, "rules": command_rules,
-                   "report": command_report}[args.command]
+                   "report": command_report, "compare": command_compare}[args.command]
         return handler(args, console)
     except (UsageError, ProblemError, EnvProbeError) as exc:
         print(f"error: {exc}", file=sys.stderr)   # one unwrapped line

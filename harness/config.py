@@ -13,7 +13,9 @@ import yaml
 
 from harness.problem import ProblemError, invalid_yaml
 
-DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.yaml"
+# configs/default.yaml in the repository; installed (pip install .), the copy packaged as harness/configs/.
+IN_REPOSITORY = Path(__file__).resolve().parent.parent / "configs" / "default.yaml"
+DEFAULT_CONFIG = IN_REPOSITORY if IN_REPOSITORY.exists() else Path(__file__).resolve().parent / "configs" / "default.yaml"
 TIMING_METHODS = ("events", "graph", "host")
 
 

@@ -12,6 +12,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -153,3 +154,38 @@ def probe_env(device: str, timeout_s: float = 120) -> EnvInfo:
 
 if __name__ == "__main__":
     print(json.dumps(collect_env(sys.argv[1] if len(sys.argv) > 1 else "auto").to_json()))
+
+
+@dataclass(frozen=True)
+class MachineLoad:
+    busy_cores: float      # cores kept busy by everything on the machine, over the sampled interval
+    cores: int
+
+    @property
+    def busy(self) -> bool:
+        """Busy enough to slow a CPU timing and spread it: more than a quarter of the cores, and at least half
+        of one, already taken by something else."""
+        return self.busy_cores > max(0.5, 0.25 * self.cores)
+
+
+def _cpu_ticks() -> tuple[int, int]:
+    with open("/proc/stat", encoding="ascii") as handle:
+        fields = [int(x) for x in handle.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)   # idle + iowait
+    return sum(fields[:8]), idle
+
+
+def machine_load(interval_s: float = 0.5) -> MachineLoad | None:
+    """How many cores the machine keeps busy over `interval_s`, from /proc/stat (None where it is absent).
+    Taken before anything of the run's own starts, so all of it is someone else's."""
+    try:
+        total_before, idle_before = _cpu_ticks()
+        time.sleep(interval_s)
+        total_after, idle_after = _cpu_ticks()
+    except (OSError, ValueError, IndexError):
+        return None
+    cores = os.cpu_count() or 1
+    total = total_after - total_before
+    if total <= 0:
+        return MachineLoad(0.0, cores)
+    return MachineLoad(round(cores * (1 - (idle_after - idle_before) / total), 2), cores)

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import confine, spawn
-from harness.worker import Emitter, die_with_runner
+from harness.worker import Emitter, crash_reason, die_with_runner, read_tail
 from harness.protocol import EvaluateJob, ProtocolError, Reply, Request, ShapeOutcome, finite_numbers, parse_reply
 
 ALIGN = 256
@@ -177,6 +177,8 @@ class SandboxClient:
     copy_s_per_byte: float | None = None   # the sandbox's CPU per byte staged or fetched, calibrated
     copy_s_per_request: float = 0.0        # ... and per copy request of one set, whatever its size
     idle_by: dict = field(default_factory=dict)   # where the idle CPU was seen: "before OP" or "in OP"
+    log_path: str = ""                     # where the sandbox's stdout and stderr go ...
+    log_offset: int = 0                    # ... from this byte on: what it printed, for a crash's reason
 
     COPIES = ("stage", "fetch")
 
@@ -193,12 +195,12 @@ class SandboxClient:
             ready, _, _ = select.select([self.replies], [], [], 1.0)
             if not ready:
                 if self.process.poll() is not None:
-                    raise SandboxDied(died_reason(self.process.returncode))
+                    raise self.died()
                 continue
             chunk = os.read(self.replies, 1 << 20)
             if not chunk:
                 self.process.wait()
-                raise SandboxDied(died_reason(self.process.returncode))
+                raise self.died()
             self.buffer += chunk
             if len(self.buffer) > (8 << 20):
                 raise ProtocolError("reply longer than 8 MiB without a line end")
@@ -219,7 +221,7 @@ class SandboxClient:
             os.write(self.requests, payload)
         except BrokenPipeError:
             self.process.wait()
-            raise SandboxDied(died_reason(self.process.returncode)) from None
+            raise self.died() from None
         line = self.read_line()
         seconds = time.perf_counter() - started
         cpu_end = self.cpu_now()
@@ -235,6 +237,10 @@ class SandboxClient:
             raise SandboxFailed(reply.status, reply.error)
         return Exchange(reply, seconds, cpu_end - cpu_start)
 
+    def died(self) -> SandboxDied:
+        return SandboxDied(died_reason(self.process.returncode, read_tail(self.log_path, self.log_offset)
+                                       if self.log_path else ""))
+
     def add_idle(self, where: str, seconds: float) -> None:
         if seconds > 0:
             self.idle_cpu_s += seconds
@@ -245,13 +251,10 @@ class SandboxClient:
         return ", ".join(f"{seconds * 1e3:.0f} ms {where}" for where, seconds in largest)
 
 
-def died_reason(code: int | None) -> str:
-    if code is not None and code < 0:
-        try:
-            return f"sandbox died from {signal.Signals(-code).name}"
-        except ValueError:
-            return f"sandbox died from signal {-code}"
-    return f"sandbox exited with code {code} mid-request"
+def died_reason(code: int | None, output: str = "") -> str:
+    """The signal or exit code, then the last lines the sandbox printed (the candidate's own words, not
+    torch's import-time warnings)."""
+    return crash_reason("sandbox", code, output, " mid-request")
 
 
 # --- layouts: where each slot lives in the arena ---------------------------------------------------------
@@ -355,18 +358,23 @@ def clock_accounts_for_claim(evidence: Evidence, rules: dict) -> str:
     # that back-to-back calls overlap with the device's (launches, allocations, the synchronize, a GPU that
     # idled while inputs were staged): on an H200 honest calls alone read up to 2.1x their claim at the seed
     # shape. Twice the room there too, and three margins: work kept off the timed stream gains at most that.
+    # Against the bursts' time per call too, if larger: a loaded machine slows a lone call and the bursts
+    # alike (an honest CPU call alone read 3.8x its claim on a 2-core machine running two test suites).
+    paced_us = max(evidence.claimed_us, evidence.judge_us)
     if evidence.device != "cuda":
-        lone = ratio * evidence.claimed_us * min(evidence.cores, 2) + margin
+        lone = ratio * paced_us * min(evidence.cores, 2) + margin
     else:
-        lone = 2 * ratio * max(evidence.claimed_us, evidence.judge_us) + 3 * margin
+        lone = 2 * ratio * paced_us + 3 * margin
     if evidence.latency_us > lone:
         return (f"one call alone took {evidence.latency_us:.1f} us on the judge's clock beyond the harness's own "
                 f"empty call, against a claimed {evidence.claimed_us:.1f} us (allowed {lone:.1f} us): work the "
                 "claim leaves running after the call returns")
     if evidence.device != "cuda":
-        # as many cores as the timed calls kept busy (CPU time over the judge's wall time there), not every
-        # core it may use: work deferred out of single-threaded timed calls cannot hide in the idle ones
-        cores = min(float(evidence.cores), max(1.0, evidence.parallelism))
+        # As many cores as the timed calls kept busy (CPU time over the judge's wall time there), not every
+        # core it may use, so on a many-core machine deferred work cannot hide in the idle ones; but at least
+        # two: the bursts come after the timed calls, and on a shared machine the same work's CPU time drifts
+        # between the two (an honest single-threaded call read 2.1x its claim in one of four runs on a 2-core VM).
+        cores = min(float(evidence.cores), max(2.0, evidence.parallelism))
         allowed = ratio * evidence.claimed_us * cores + margin
         if evidence.cpu_us > allowed:
             return (f"the sandbox used {evidence.cpu_us:.1f} us of CPU per call beyond the harness's own empty call, "
@@ -564,18 +572,38 @@ class Judge:
                    str(requests_read), str(replies_write), str(fd), str(max(arena_bytes, 1)), job.device,
                    job.candidate_id or job.baseline]   # the last only names the process for ps
         preexec = confine.preexec(uid, confinement)
+        cores = self.sandbox_cores()
+        if cores:
+            confined, preexec = preexec, lambda: (os.sched_setaffinity(0, cores), confined())
+            self.confinement["pinned_cores"] = sorted(cores)
         self.stash = Path(tempfile.mkdtemp(prefix="harness-stash-")) if uid is not None and spawn.mounts_possible() else None
         log = open(job.log_path, "ab") if job.log_path else subprocess.DEVNULL
+        log_offset = os.path.getsize(job.log_path) if job.log_path else 0   # the judge's own lines come before
         process = subprocess.Popen(command, pass_fds=(requests_read, replies_write, fd), env=env,
                                    cwd=str(self.private_tmp), stdout=log, stderr=subprocess.STDOUT,
                                    preexec_fn=spawn.with_binds(binds, preexec, self.stash), start_new_session=True)
         os.close(requests_read)
         os.close(replies_write)
         os.close(fd)
-        self.sandbox = SandboxClient(process, requests_write, replies_read, uid)
+        self.sandbox = SandboxClient(process, requests_write, replies_read, uid, log_path=job.log_path,
+                                     log_offset=log_offset)
         hello = self.sandbox.ask("hello").reply.data
         if uid is not None and hello["uid"] != uid:
             raise Integrity("D112", f"sandbox says it runs as uid {hello['uid']}, expected {uid}")
+
+    def sandbox_cores(self) -> set[int] | None:
+        """CPU runs with `timing.cpu_pin: auto` on 4 cores or more: the sandbox gets every core but one, which
+        the judge keeps, so the judge's own work never lands on a timed call's core and the sandbox's threads
+        stay on a fixed set. On fewer cores that would take away a quarter or more of a multi-threaded
+        candidate's cores, so nothing is pinned there."""
+        if self.device.type != "cpu" or self.settings.get("cpu_pin", "auto") != "auto" \
+                or not hasattr(os, "sched_getaffinity"):
+            return None
+        available = sorted(os.sched_getaffinity(0))
+        if len(available) < 4:
+            return None
+        os.sched_setaffinity(0, {available[0]})
+        return set(available[1:])
 
     def stop_sandbox(self) -> None:
         sandbox = self.sandbox
@@ -779,7 +807,8 @@ class Judge:
         result = timing.summarize(method if self.device.type == "cuda" else "host", samples, 0.0, events,
                                   bool(settings["subtract_event_overhead"]))
         timing_json = result.to_json() | {"checked_outputs": checked, "timed_batches": batch,
-                                          "slots_per_batch": layout.slots}
+                                          "slots_per_batch": layout.slots,
+                                          "load_1min": round(os.getloadavg()[0], 2)}   # this run's processes included
         with self.cost("bursts"):
             judge = self.cross_check(shape, layout, result.median_us, baseline, method,
                                      timed_cpu_s / timed_s if timed_s > 0 else 1.0)

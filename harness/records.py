@@ -124,8 +124,9 @@ def read_records(path: Path, key: bytes | None = None) -> list[Record]:
     return records
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write to a temporary name beside `path`, then rename: a reader never sees half a file."""
+def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
+    """Write to a temporary name beside `path`, then rename: a reader never sees half a file. mkstemp makes
+    the temporary file 0600 and the rename keeps that, so the mode is set first (tables are for people)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -133,6 +134,7 @@ def write_atomic(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:
         if os.path.exists(temp):

@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import os
 import queue
 import secrets
 import threading
@@ -28,19 +29,24 @@ from harness import build as build_stage
 from harness import confine, signing
 from harness.config import Config
 from harness.discovery import Candidate
-from harness.env import REPO_ROOT, EnvInfo
+from harness.env import REPO_ROOT, EnvInfo, MachineLoad, machine_load
 from harness.leaderboard import EAGER, Row, build_rows, write_leaderboard
+from harness.report_html import write_report
 from harness.problem import Problem, ProblemError, select_shapes
 from harness.protocol import EvaluateJob, ShapeOutcome
 from harness.records import Record, append_record, now_utc, read_records, write_atomic
 from harness.rules import ERROR, check_source, is_accepted, parse_candidate
 from harness.spawn import kill_all_workers, sandbox_slot, spawn_worker
+from harness.worker import worker_crash_reason
 
 log = logging.getLogger(__name__)
 BASELINES = (("ref:eager", "eager"), ("ref:graph", "graph"), ("ref:compile", "compile"))
 
 
 class Reporter(Protocol):
+    """Progress by phase (check, build, evaluate, warm-up): `advance` counts one item done ("ITEM: OUTCOME").
+    A reporter may also have `start(name, item)` and `finish(name, item, outcome)`, told what is in flight and
+    for how long (harness/progress.py); `finish` then counts instead of `advance` (Run.started, Run.finished)."""
     def phase(self, name: str, total: int) -> None: ...
     def advance(self, name: str, description: str) -> None: ...
     def note(self, message: str) -> None: ...
@@ -121,6 +127,7 @@ class Run:
         self.closed = False                      # interrupted or refused: nothing more is written or shown
         self.evaluated = 0
         self.reused = 0
+        self.machine_load: MachineLoad | None = None   # CPU runs: how busy the machine was before it started
 
     # --- records -------------------------------------------------------------------------------------
     def record(self, entry: Entry, shape: str, status: str, reason: str, stage: str, **extra) -> Record:
@@ -181,6 +188,7 @@ class Run:
             source = parse_candidate(str(candidate.path), text, self.problem.reference_module)
             findings = check_source(source)
             entry = Entry(candidate.id, "candidate", candidate.sha256, candidate, uses_cuda=source.uses_cuda)
+            outcome = "accepted"
             if is_accepted(findings) or not enforce:
                 accepted.append(entry)
             else:
@@ -189,7 +197,8 @@ class Run:
                 for shape in self.pending_shapes(entry):
                     self.record(entry, shape, "rejected", reason, "check", check=errors[0].rule,
                                 findings=[f.to_json() for f in findings])
-            self.reporter.advance("check", candidate.id)
+                outcome = f"rejected ({errors[0].rule})"
+            self.finished("check", candidate.id, outcome)
         return accepted
 
     def build_cache_dir(self) -> Path:
@@ -203,20 +212,73 @@ class Run:
         settings = self.config.get("build")
         cache_dir = Path(settings["cache_dir"])
 
+        start_next = self.report_build_starts([e.id for e in todo], int(settings["workers"]))
+
         def done(result: build_stage.BuildResult) -> None:
             word = "cached" if result.cached else result.status
-            self.reporter.advance("build", f"{result.candidate}: {word}")
+            self.finished("build", result.candidate, word)
+            start_next()
             on_built(result)
 
         return build_stage.build_all([(e.candidate, e.uses_cuda) for e in todo], self.env, self.arch, cache_dir,
                                      float(settings["time_limit_s"]), int(settings["workers"]), done, cancel)
 
+    def started(self, name: str, item: str) -> None:
+        start = getattr(self.reporter, "start", None)   # reporters that only count have none
+        if start is not None:
+            start(name, item)
+
+    def finished(self, name: str, item: str, outcome: str = "") -> None:
+        finish = getattr(self.reporter, "finish", None)
+        if finish is not None:
+            finish(name, item, outcome)
+        else:
+            self.reporter.advance(name, f"{item}: {outcome}" if outcome else item)
+
+    def report_build_starts(self, ids: list[str], workers: int) -> Callable[[], None]:
+        """Report builds as started the way build_all's pool starts them (build.py reports no starts): in this
+        order, `workers` at a time, the next as soon as one ends. Returns what to call when a build ends."""
+        waiting = list(ids)
+
+        def start_next() -> None:
+            if waiting:
+                self.started("build", waiting.pop(0))
+
+        for _ in range(max(1, workers or os.cpu_count() or 1)):
+            start_next()
+        return start_next
+
+    def runs_here(self, entry: Entry) -> bool:
+        """A CUDA candidate runs only on a CUDA run, a CPU one only on a CPU run."""
+        return entry.uses_cuda == (self.env.device == "cuda")
+
+    def skip_elsewhere(self, entry: Entry) -> None:
+        """Neither built nor run: compiling what cannot run here would only cost time (minutes per CUDA
+        build on a machine without a GPU). `run --build-only` compiles it; the test suite checks CUDA builds."""
+        reason = ("no CUDA device: checked, not compiled (`run --build-only` compiles it)" if entry.uses_cuda else
+                  "CPU candidate on a CUDA run: evaluate it with --device cpu")
+        for shape in self.pending_shapes(entry):
+            self.record(entry, shape, "skipped", reason, "check")
+        self.finished("evaluate", entry.id, "skipped")
+
     def evaluate_entry(self, entry: Entry, gpu: int | None, build: build_stage.BuildResult | None) -> None:
+        self.started("evaluate", entry.id)
         try:
             self.evaluate_shapes(entry, gpu, build)
         finally:
             if not self.closed:   # the reporter is being torn down by the interrupted main thread
-                self.reporter.advance("evaluate", entry.id)
+                self.finished("evaluate", entry.id, self.outcome_words(entry))
+
+    def outcome_words(self, entry: Entry) -> str:
+        """An entry's statuses in a few words for the progress display: "ok", "crashed (its reason)",
+        "seed ok, medium wrong"."""
+        records = [self.done[self.key(entry, s)] for s in self.options.shapes if self.key(entry, s) in self.done]
+        if not records:
+            return ""
+        if len({r.status for r in records}) > 1:
+            return ", ".join(f"{r.shape} {r.status}" for r in records)
+        first = records[0]
+        return first.status + (f" ({first.reason[:100]})" if first.status != "ok" and first.reason else "")
 
     def evaluate_job(self, entry: Entry, shapes: list[str], gpu: int | None,
                      build: build_stage.BuildResult | None) -> tuple[EvaluateJob, dict, Path, float]:
@@ -270,7 +332,11 @@ class Run:
         host work), so the timed worker queued last finds inductor's caches warm."""
         shapes = self.pending_shapes(entry)
         job, env_overrides, log_path, limit = self.evaluate_job(entry, shapes, gpu, None)
+        self.reporter.phase("warm-up", 1)   # torch.compile can take minutes: in flight like a build
+        self.started("warm-up", entry.id)
         outcome = self.judge(dataclasses.replace(job, warm_only=True), env_overrides, limit, log_path)
+        if not self.closed:
+            self.finished("warm-up", entry.id, "timeout" if outcome.timed_out else "done")
         self.compile_warm_s = {line["shape"]: line["compile_s"] for line in outcome.lines
                                if line.get("stage") == "warm" and line.get("compile_s") is not None}
 
@@ -287,12 +353,6 @@ class Run:
                 status = build.status
                 for shape in shapes:
                     self.record(entry, shape, status, build.reason, "build", check=build.check, **extra)
-                return
-            if entry.uses_cuda != (self.env.device == "cuda"):
-                reason = ("no CUDA device: compiled only, not run" if entry.uses_cuda else
-                          "CPU candidate on a CUDA run: evaluate it with --device cpu")
-                for shape in shapes:
-                    self.record(entry, shape, "skipped", reason, "build", **extra)
                 return
         job, env_overrides, log_path, limit = self.evaluate_job(entry, shapes, gpu, build)
         seen = set()
@@ -324,14 +384,15 @@ class Run:
             elif outcome.timed_out:
                 self.record(entry, shape, "timeout", f"evaluation killed after the {limit:.0f} s time limit", "evaluate", **extra)
             else:
-                self.record(entry, shape, "crashed", outcome.crash_reason, "evaluate", **extra)
+                self.record(entry, shape, "crashed", worker_crash_reason("judge", outcome), "evaluate", **extra)
 
     def build_and_evaluate(self, baselines: list[Entry], candidates: list[Entry], overlap: bool) -> None:
         """Builds feed a queue that one thread per GPU drains; with `overlap`, evaluation starts as soon as
         the first build is done instead of after the last. Either way the eager reference is timed on a quiet
         CPU: at small shapes it is bound by the host's launch rate, and compiles beside it slowed it 2-4x."""
         todo = [e for e in baselines + candidates if self.pending_shapes(e)]
-        by_id = {e.id: e for e in candidates}
+        runnable = [e for e in candidates if self.runs_here(e)]
+        by_id = {e.id: e for e in runnable}
         builds: dict[str, build_stage.BuildResult] = {}
         work: queue.Queue[Entry] = queue.Queue()
         all_queued, stop = threading.Event(), threading.Event()
@@ -342,8 +403,11 @@ class Run:
             builds[result.candidate] = result
             work.put(by_id[result.candidate])
 
-        builder = threading.Thread(target=self.build, args=(candidates, on_built, stop), daemon=True)
+        builder = threading.Thread(target=self.build, args=(runnable, on_built, stop), daemon=True)
         self.reporter.phase("evaluate", len(todo))
+        for entry in candidates:
+            if not self.runs_here(entry) and self.pending_shapes(entry):
+                self.skip_elsewhere(entry)
         gpus = self.options.gpus if self.env.device == "cuda" else [None]
 
         def drain(gpu: int | None) -> None:
@@ -425,11 +489,26 @@ class Run:
     def finish(self, order: list[str]) -> list[Row]:
         current = [r for key, r in self.done.items() if r.candidate in order and key[2:5] == (
             self.problem.sha256, self.env.key, self.config_sha) and r.shape in self.options.shapes]
-        rows = build_rows(current, order, self.options.shapes)
-        meta = {"timing_method": self.config.get("timing.method"), "timing": self.config.timing,
+        rows = build_rows(current, order, self.options.shapes, self.previous_times())
+        load = self.machine_load
+        meta = {"timing_method": self.config.get("timing.method") if self.env.device == "cuda" else "cpu",
+                "machine_load_at_start": dataclasses.asdict(load) if load else None, "timing": self.config.timing,
                 "problem_sha256": self.problem.sha256, "config": str(self.config.path), "run_id": self.run_id}
         write_leaderboard(self.output_dir, self.problem.name, self.env.to_json(), rows, self.options.shapes, meta)
+        write_report_safely(self.output_dir, self.problem, self.env.to_json(), rows, self.options.shapes, meta)
         return rows
+
+    def previous_times(self) -> dict[tuple[str, str], float]:
+        """For what this run timed: the time of the same source at the same shape in the latest earlier run on
+        this machine's environment, from the records that verify."""
+        timed_now = {(r.candidate_sha256, r.shape) for r in self.done.values() if r.run_id == self.run_id}
+        previous: dict[tuple[str, str], float] = {}
+        for record in read_records(self.records_path, self.record_key):
+            key = (record.candidate_sha256, record.shape)
+            if (record.run_id != self.run_id and record.status == "ok" and record.time_us and key in timed_now
+                    and record.env_key == self.env.key):
+                previous[key] = record.time_us   # the file is in time order: the latest wins
+        return previous
 
 
 def append_once(path: Path, entry: dict) -> None:
@@ -462,6 +541,12 @@ def run(options: RunOptions, reporter: Reporter | None = None) -> RunSummary:
     state.arch = build_stage.arch_list(build_settings["cuda_arch_list"], state.env, build_settings["fallback_arch"])
     baselines = state.baselines()
     candidates = state.check(options.candidates)
+    if state.env.device == "cpu" and not options.build_only:
+        state.machine_load = machine_load()
+        if state.machine_load is not None and state.machine_load.busy:
+            reporter.note(f"[yellow]the machine is busy[/]: {state.machine_load.busy_cores:.1f} of its "
+                          f"{state.machine_load.cores} cores were in use before this run started. CPU times will read "
+                          "slower and spread wider than on a quiet machine; re-measure there with --fresh.")
     if options.build_only:
         state.build(candidates)
         return RunSummary([], options.shapes, state.output_dir, state.reused, state.evaluated,
@@ -502,4 +587,14 @@ def report(problem: Problem, results_dir: Path) -> RunSummary:
         meta.update(timing_method=config["config"]["timing"]["method"], timing=config["config"]["timing"],
                     config=config["path"])
     write_leaderboard(output_dir, problem.name, env, rows, shapes, meta)
+    write_report_safely(output_dir, problem, env, rows, shapes, meta)
     return RunSummary(rows, shapes, output_dir, len(current), 0, time.perf_counter() - started)
+
+
+def write_report_safely(output_dir: Path, problem: Problem, env: dict, rows: list[Row], shapes: list[str],
+                        meta: dict) -> None:
+    """report.html is a view: the leaderboard files are already written, and a failed chart must not fail the run."""
+    try:
+        write_report(output_dir, problem, env, rows, shapes, meta)
+    except Exception as exc:   # noqa: BLE001 - any plotting failure
+        log.warning("%s: report.html not written (%s)", output_dir, exc)

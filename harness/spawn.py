@@ -36,26 +36,6 @@ class WorkerOutcome:
     seconds: float
     log_path: Path
 
-    @property
-    def crash_reason(self) -> str:
-        if self.timed_out:
-            return f"killed after the {self.seconds:.0f} s time limit"
-        code = self.returncode
-        if code is not None and code < 0:
-            try:
-                name = signal.Signals(-code).name
-            except ValueError:
-                name = f"signal {-code}"
-            return f"worker died from {name}{self.log_hint()}"
-        return f"worker exited with code {code} without a result{self.log_hint()}"
-
-    def log_hint(self) -> str:
-        try:
-            lines = [line.strip() for line in self.log_path.read_text(errors="replace").splitlines() if line.strip()]
-        except OSError:
-            return ""
-        return f": {lines[-1][:160]}" if lines else ""
-
 
 # Where a confined process sees its candidate's extension folder: one fixed path, mounted in a mount namespace
 # of its own over the real folder (the build's, or a private copy for an evaluation), so torch's loader finds

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -28,6 +29,68 @@ def first_line(exc: BaseException, limit: int = 240) -> str:
     text = f"{type(exc).__name__}: {exc}".strip()
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return (lines[0] if lines else type(exc).__name__)[:limit]
+
+
+# Lines a process prints whatever the candidate does: never the reason it died.
+NOISE_LINES = (
+    re.compile(r"No CUDA runtime is found"),                          # torch.utils.cpp_extension on a host with no GPU
+    re.compile(r"^[WI]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "),    # torch's own warning and info log lines
+    re.compile(r"^# build of "),                                      # the header build.py writes into each build log
+)
+WARNING_LINE = re.compile(r"^\S.*:\d+: \w*Warning: ")                  # warnings.warn: FILE:LINE: UserWarning: ...
+ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")   # colours, cursor moves, control bytes
+
+
+def output_tail(text: str, lines: int = 3, limit: int = 300) -> str:
+    """The last `lines` meaningful lines of a process's output, oldest first, joined with " | " in at most about
+    `limit` characters: blank lines, torch's import-time warnings and Python warnings (with the source line
+    printed under them) are skipped, so a crash is explained by what the process itself said last."""
+    kept: list[str] = []
+    in_warning = False
+    for raw in text.splitlines():
+        line = ESCAPES.sub("", raw).rstrip()
+        if in_warning and line[:1].isspace():
+            continue   # the source line warnings.warn prints under its message
+        in_warning = bool(WARNING_LINE.search(line))
+        if in_warning or not line.strip() or any(pattern.search(line) for pattern in NOISE_LINES):
+            continue
+        kept.append(line.strip()[:160])
+    tail: list[str] = []
+    for line in reversed(kept[-lines:]):   # the newest lines first: they say most about the end
+        if tail and sum(len(t) + 3 for t in tail) + len(line) > limit:
+            break
+        tail.insert(0, line)
+    return " | ".join(tail)
+
+
+def crash_reason(process: str, returncode: int | None, output: str = "", when: str = "") -> str:
+    """Why `process` ended without its result: the signal or the exit code (followed by `when`) first, then the
+    last meaningful lines of its own output, e.g. "sandbox died from SIGSEGV: what it printed last"."""
+    if returncode is not None and returncode < 0:
+        try:
+            how = f"died from {signal.Signals(-returncode).name}"
+        except ValueError:
+            how = f"died from signal {-returncode}"
+    else:
+        how = f"exited with code {returncode}{when}"
+    tail = output_tail(output)
+    return f"{process} {how}" + (f": {tail}" if tail else "")
+
+
+def read_tail(path: str | os.PathLike, offset: int = 0, max_bytes: int = 64 << 10) -> str:
+    """The end of a log file from `offset` on, at most `max_bytes` of it: a process may write gigabytes."""
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(offset, size - max_bytes))
+            return handle.read(max_bytes).decode("utf-8", errors="replace")
+    except (OSError, TypeError):
+        return ""
+
+
+def worker_crash_reason(process: str, outcome) -> str:
+    """The reason for a worker (spawn.WorkerOutcome) that ended without a result, from its log."""
+    return crash_reason(process, outcome.returncode, read_tail(outcome.log_path), " without a result")
 
 
 def is_build_failure(exc: BaseException) -> bool:

@@ -8,6 +8,7 @@ from tests.conftest import FIXTURES, REPO, harness_cli
 pytestmark = pytest.mark.slow
 
 CANDIDATES = ["cpu_scalar.py", "cpu_zeros.py", "cpu_compile_error.py", "no_model_new.py"]
+CUDA_CANDIDATE = "adversarial/honest/cuda_basic.py"   # relative to tests/: checked, never compiled on a CPU run
 
 
 @pytest.fixture(scope="module")
@@ -16,7 +17,7 @@ def cpu_run(tmp_path_factory, cache_config):
     # run from tests/ with paths relative to it: workers start in the repository root, and must still find them
     done = harness_cli("run", "../problems/scalar_gated_delta.yaml", "--device", "cpu", "--results", str(results),
                        "--config", str(cache_config), "--candidates", *[f"fixtures/{c}" for c in CANDIDATES],
-                       cwd=REPO / "tests")
+                       CUDA_CANDIDATE, cwd=REPO / "tests")
     assert done.returncode == 0, done.stdout + done.stderr
     return results / "scalar_gated_delta", done
 
@@ -35,6 +36,16 @@ def test_every_candidate_gets_its_status(cpu_run):
     assert table["no_model_new"]["status"] == "rejected"
     assert table["no_model_new"]["check"] in ("S002", "S003")
     assert table["ref:eager"]["status"] == "ok"
+
+
+def test_cuda_candidate_is_checked_but_not_compiled_without_a_gpu(cpu_run):
+    """Compiling CUDA where it cannot run cost minutes per candidate; `run --build-only` still compiles it."""
+    folder, _ = cpu_run
+    row = rows(folder)["cuda_basic"]
+    assert row["status"] == "skipped" and "--build-only" in row["reason"], row
+    assert row["compile_s"] is None
+    records = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
+    assert {r["stage"] for r in records if r["candidate"] == "cuda_basic"} == {"check"}
 
 
 def test_ok_row_has_times_speedup_and_error(cpu_run):
@@ -70,7 +81,8 @@ def test_second_run_reuses_records_and_builds(cpu_run, cache_config):
     folder, _ = cpu_run
     before = (folder / "records.jsonl").read_text()
     done = harness_cli("run", "problems/scalar_gated_delta.yaml", "--device", "cpu", "--results", str(folder.parent),
-                       "--config", str(cache_config), "--candidates", *[str(FIXTURES / c) for c in CANDIDATES])
+                       "--config", str(cache_config), "--candidates", *[str(FIXTURES / c) for c in CANDIDATES],
+                       str(REPO / "tests" / CUDA_CANDIDATE))
     assert done.returncode == 0, done.stderr
     assert (folder / "records.jsonl").read_text() == before, "a resumed run with nothing left adds no records"
     assert "0 new records" in done.stdout

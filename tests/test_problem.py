@@ -119,7 +119,9 @@ def test_unknown_shape_is_refused():
 
 @pytest.mark.parametrize("args, needle", [
     (["run", "problems/nope.yaml"], "problems/nope.yaml: file not found"),
-    (["run", "problems/scalar_gated_delta.yaml", "--shapes", "huge"], "shapes: expected one of"),
+    (["run", "problems/scalar_gated_delta.yaml", "--shapes", "huge"],
+     "--shapes: expected shape names among seed, medium, large, got unknown 'huge'"),
+    (["run", "problems/scalar_gated_delta.yaml", "--shapes", ""], "--shapes: expected comma-separated shape names"),
     (["run", "problems/scalar_gated_delta.yaml", "--candidates", "no/such/dir"], "no/such/dir: --candidates"),
     (["run", "problems/scalar_gated_delta.yaml", "--bogus"], "unrecognized arguments: --bogus"),
     (["run", "problems/scalar_gated_delta.yaml", "--config", "missing.yaml"], "missing.yaml: file not found"),
@@ -144,3 +146,9 @@ def test_cli_refuses_device_cuda_without_a_gpu(tmp_path):
                        "--results", str(tmp_path / "results"), timeout=120)
     assert done.returncode == 2 and done.stderr.strip() == "error: --device cuda: no CUDA device is visible"
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "problems").glob("*.yaml")), ids=lambda p: p.name)
+def test_problem_files_point_only_inside_the_repository(path):
+    """Their first comments named ../shared/seeds/..., outside the repository: a reader of a clone has no such file."""
+    assert "../" not in path.read_text()

@@ -253,6 +253,22 @@ def test_every_rule_has_a_case():
     assert {r for r in RULES if RULES[r].stage != SOURCE} == {"I119"}
 
 
+@pytest.mark.parametrize("code", ["auto copy = x.clone();", "torch::Tensor* t = &x; auto copy = t->clone();",
+                                  "at::Tensor z = x.clone().contiguous();", "auto copy = at::clone(x);"])
+def test_tensor_clone_is_not_a_host_process(code: str):
+    """A tensor's clone() is a copy; only the C library's clone() starts a thread or process."""
+    findings = check_text("t.py", cpu_candidate(code), "scalar_gated_delta")
+    assert "I105" not in {f.rule for f in findings} and is_accepted(findings), [str(f) for f in findings]
+
+
+@pytest.mark.parametrize("code", ["clone(fn, stack, CLONE_VM, 0);", "int pid = ::clone(fn, stack, CLONE_VM, 0);",
+                                  "if (n) return clone(fn, stack, 0, 0);", "long r = syscall(SYS_clone, 0, 0, 0, 0);",
+                                  "long r = syscall(__NR_clone3, 0, 0);", "pid_t p = ::fork();"])
+def test_libc_clone_and_fork_are_host_processes(code: str):
+    findings = check_text("t.py", cpu_candidate(code), "scalar_gated_delta")
+    assert "I105" in {f.rule for f in _errors(findings)}, [str(f) for f in findings]
+
+
 def test_half_table_in_an_fp32_kernel_is_a_warning_not_a_rejection():
     """A float32 kernel holding a small `__half` table of 1.0s: I108 still sees the type, and only warns."""
     path = REPO / "tests" / "adversarial" / "honest" / "honest_half_table.py"

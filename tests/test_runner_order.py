@@ -37,8 +37,9 @@ def ordered_run(tmp_path, monkeypatch, overlap: bool) -> list[str]:
     options = runner.RunOptions(load_problem(REPO / "problems" / "scalar_gated_delta.yaml"), load_config(None),
                                 env, discover([FIXTURES / "cpu_scalar.py"]), ["seed"], tmp_path, gpus=[0, 1])
     state = runner.Run(options, runner.SilentReporter())
-    state.build_and_evaluate(state.baselines(), [runner.Entry(c.id, "candidate", c.sha256, c) for c in
-                                                 options.candidates], overlap)
+    # a candidate of the run's device (the fixture is a CPU one; the GPU run's order is what is tested)
+    state.build_and_evaluate(state.baselines(), [runner.Entry(c.id, "candidate", c.sha256, c, uses_cuda=env.device == "cuda")
+                                                 for c in options.candidates], overlap)
     return events
 
 

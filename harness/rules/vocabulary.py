@@ -186,8 +186,12 @@ CPP_LIBRARIES = re.compile(
 CPP_TEMPLATE_LIBRARIES = re.compile(r"\b(cutlass|cute|thrust|cub|CUB_\w+|cuda::std::\w*reduce|"
                                     r"cooperative_groups::reduce|cg::reduce|std::reduce|std::accumulate|"
                                     r"std::inner_product|std::transform_reduce|std::partial_sum|std::inclusive_scan)\b")
-CPP_CONCURRENCY = re.compile(r"\b(std\s*::\s*(?:thread|jthread|async|launch|future|promise|packaged_task)|"
-                             r"pthread_\w+|fork\s*\(|vfork\s*\(|clone\s*\(|boost\s*::\s*thread|tbb\s*::\s*\w+)")
+# A C library call is to a free function, unqualified or global (`clone(`, `::clone(`); a member call
+# (`x.clone()`, `t->clone()`) or a name in a namespace or class (`at::clone(`) is another function of that name.
+CPP_FREE_CALL = r"(?<![\w.>:])(?:::\s*)?"
+CPP_CONCURRENCY = re.compile(r"\b(?:std\s*::\s*(?:thread|jthread|async|launch|future|promise|packaged_task)|"
+                             r"pthread_\w+|boost\s*::\s*thread|tbb\s*::\s*\w+|(?:SYS|__NR)_(?:v?fork|clone3?)\b)|"
+                             + CPP_FREE_CALL + r"(?:v?fork|clone3?)\s*\(")
 CPP_CONCURRENCY_INCLUDES = re.compile(r"#\s*include\s*<\s*(thread|future|pthread\.h|tbb/[\w./]+|execution)\s*>")
 CPP_PARALLEL_WARN = re.compile(r"(#\s*pragma\s+omp\b|\bomp_\w+\s*\(|\bat\s*::\s*parallel_for\b|"
                                r"\bat\s*::\s*parallel_reduce\b|std\s*::\s*execution\s*::\s*par\w*|#\s*include\s*<omp\.h>)")
@@ -228,7 +232,7 @@ CPP_IO = re.compile(
     r"\b(fopen\w*|freopen|fdopen|std\s*::\s*(?:i|o)?fstream|ifstream|ofstream|fstream|std\s*::\s*filesystem|"
     r"system\s*\(|popen\s*\(|execv\w*\s*\(|execl\w*\s*\(|posix_spawn\w*|getenv\s*\(|setenv\s*\(|"
     r"putenv\s*\(|unsetenv\s*\(|socket\s*\(|connect\s*\(|mmap\s*\(|unlink\s*\(|sched_setaffinity)")
-CPP_IO_OPEN = re.compile(r"(?<![\w.>:])(?:::\s*)?open\s*\(")
+CPP_IO_OPEN = re.compile(CPP_FREE_CALL + r"open\s*\(")
 CPP_IO_INCLUDES = re.compile(r"#\s*include\s*<\s*(fstream|filesystem|unistd\.h|sys/\w+\.h|"
                              r"fcntl\.h|dlfcn\.h|netinet/\w+\.h|arpa/\w+\.h|experimental/filesystem|spawn\.h)\s*>")
 CPP_STATIC_TENSOR = re.compile(
