@@ -255,7 +255,7 @@ class Run:
     def skip_elsewhere(self, entry: Entry) -> None:
         """Neither built nor run: compiling what cannot run here would only cost time (minutes per CUDA
         build on a machine without a GPU). `run --build-only` compiles it; the test suite checks CUDA builds."""
-        reason = ("no CUDA device: checked, not compiled (`run --build-only` compiles it)" if entry.uses_cuda else
+        reason = ("no CUDA device: not compiled (--build-only compiles it)" if entry.uses_cuda else
                   "CPU candidate on a CUDA run: evaluate it with --device cpu")
         for shape in self.pending_shapes(entry):
             self.record(entry, shape, "skipped", reason, "check")
