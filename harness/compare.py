@@ -7,10 +7,10 @@ compare_to tests the means instead; medians with distribution-free intervals mat
 """
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from harness.leaderboard import geomean
 from harness.records import Record, read_records
 from harness.timing import median_interval
 
@@ -98,5 +98,4 @@ def describe(comparison: Comparison) -> str:
 
 
 def geomean_ratio(comparisons: list[Comparison]) -> float | None:
-    ratios = [c.ratio for c in comparisons if c.ratio > 0 and math.isfinite(c.ratio)]
-    return math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
+    return geomean([c.ratio for c in comparisons])

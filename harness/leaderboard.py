@@ -44,7 +44,7 @@ class Row:
                 "shapes": self.shapes}
 
 
-def _geomean(values: list[float]) -> float | None:
+def geomean(values: list[float]) -> float | None:
     values = [v for v in values if v and v > 0 and math.isfinite(v)]
     return math.exp(sum(map(math.log, values)) / len(values)) if values else None
 
@@ -117,10 +117,10 @@ def build_rows(records: list[Record], order: list[str], shapes: list[str],
                 errors.append(r.max_abs_err)
             row.shapes[shape] = entry
         if status == "ok":
-            row.geomean_speedup = _geomean(speedups)
-            row.geomean_speedup_vs_best_baseline = _geomean(vs_best)
+            row.geomean_speedup = geomean(speedups)
+            row.geomean_speedup_vs_best_baseline = geomean(vs_best)
         row.max_abs_err = max(errors) if errors else None
-        row.change_vs_last = _geomean(changes) if status == "ok" else None
+        row.change_vs_last = geomean(changes) if status == "ok" else None
         rows.append(row)
     ranked = sorted((r for r in rows if r.status == "ok" and r.geomean_speedup), key=lambda r: -r.geomean_speedup)
     holder = None

@@ -541,7 +541,8 @@ def run(options: RunOptions, reporter: Reporter | None = None) -> RunSummary:
     state.arch = build_stage.arch_list(build_settings["cuda_arch_list"], state.env, build_settings["fallback_arch"])
     baselines = state.baselines()
     candidates = state.check(options.candidates)
-    if state.env.device == "cpu" and not options.build_only:
+    timing_ahead = any(state.pending_shapes(e) for e in baselines + candidates)
+    if state.env.device == "cpu" and not options.build_only and timing_ahead:   # a warm run times nothing
         state.machine_load = machine_load()
         if state.machine_load is not None and state.machine_load.busy:
             reporter.note(f"[yellow]the machine is busy[/]: {state.machine_load.busy_cores:.1f} of its "
