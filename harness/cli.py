@@ -17,7 +17,7 @@ from rich.text import Text
 from harness.config import load_config
 from harness.discovery import discover
 from harness.env import EnvProbeError, probe_env
-from harness.leaderboard import format_time, summary_cells
+from harness.leaderboard import best_baselines, format_time, summary_cells
 from harness.problem import Problem, ProblemError, load_problem
 from harness.progress import make_reporter
 from harness.rules import RULES, check_source, is_accepted, parse_candidate
@@ -119,8 +119,10 @@ def print_table(console: Console, name: str, summary) -> None:
     for cells in body:
         table.add_row(*(Text(cell) for cell in cells))   # reasons are candidate text, never markup
     console.print(table)
+    baselines = best_baselines(summary.rows, summary.shapes)
     console.print("time: median per call ±half its 95% interval; `2=`: intervals overlap at every shape; "
-                  "*: host-bound. Every column: leaderboard.md", style="dim", width=width)
+                  "*: host-bound, timed by the host clock." + (f" Best baseline: {baselines}." if baselines else "")
+                  + " Every column: leaderboard.md", style="dim", width=width)
 
 
 def command_compare(args, console: Console) -> int:

@@ -238,19 +238,32 @@ def describe_columns(env: dict) -> str:
                 "of the samples, distribution-free); rows whose intervals overlap at every shape share a rank (`2=`). ")
     if env.get("device") == "cuda":
         return (interval + "Speedup is over the eager reference (`ref:eager`). `time` is device time (CUDA events or "
-                "graph replays); a host-bound call (queued slower than any spin ahead of it could cover) is timed at "
-                "the pace its launches reached the GPU. `judge` is the judge's own clock per call, back to back, less "
+                "graph replays), except a host-bound call (queued slower than any spin ahead of it could cover): it is "
+                "timed by the host clock, from a quiet device to the synchronize after it, what its caller waits. `judge` is the judge's own clock per call, back to back, less "
                 "its empty call: what the claimed time must account for.")
     return (interval + "Speedup is over the eager reference (`ref:eager`). `time` is the wall time of each call in the "
             "sandbox (a monotonic clock around the call); `judge` is the judge's own clock per call, back to back, less "
             "its empty call, and the sandbox's CPU time is held against the claim too.")
 
 
+def best_baselines(rows: list[Row], shapes: list[str]) -> str:
+    """Which baseline `vs best baseline` divides by at each shape: `seed ref:compile 356 µs, medium ...`."""
+    named = []
+    for shape in shapes:
+        for row in rows:
+            entry = row.shapes.get(shape, {})
+            if row.kind == "baseline" and entry.get("best_baseline") == row.candidate:
+                named.append(f"{shape} {row.candidate} {format_time(entry.get('time_us'))}")
+                break
+    return ", ".join(named)
+
+
 def to_markdown(problem: str, env: dict, rows: list[Row], shapes: list[str]) -> str:
     header, body = table_cells(rows, shapes)
     escape = lambda text: text.replace("|", "\\|").replace("\n", " ")
+    baselines = best_baselines(rows, shapes)
     lines = [f"# {problem} leaderboard", "", f"{describe_env(env)} Generated {now_utc()} from records.jsonl.", "",
-             describe_columns(env), "",
+             describe_columns(env), "", *([f"Best baseline per shape: {baselines}.", ""] if baselines else []),
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(escape(c) for c in cells) + " |" for cells in body]
     return "\n".join(lines) + "\n"

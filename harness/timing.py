@@ -4,7 +4,8 @@ times calls on inputs the judge staged, one fresh set per call) and by the GPU t
 Methods (configs/default.yaml, `timing.method`):
 - events: a CUDA event pair around each call on the current stream, with a short spin kernel
   enqueued ahead of the start event so host launch latency stays out of device time, and the L2
-  flushed between calls outside the timed region;
+  flushed between calls outside the timed region. A call whose launches alone outlast any spin
+  (host-bound, like the eager reference's Python loop) is timed by the host clock instead;
 - graph: the sandbox captures one call in a CUDA graph on static buffers and times each replay by
   events, after copying that call's fresh inputs into them (`capture_graph`; the tools also time
   graphs of many calls, `time_cuda_graph`);
@@ -40,7 +41,7 @@ class TimingResult:
     overhead_us: float = 0.0    # events: the median empty event pair, subtracted from every sample
     spin_us: float = 0.0        # events: the spin ahead of each call (lengthened while launches outran it)
     discarded: int = 0          # events: calls left out because their launch outran the spin
-    host_bound: bool = False    # events: queued slower than any spin covers, so timed at the host's pace
+    host_bound: bool = False    # events: queued slower than any spin covers, so timed by the host clock
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -211,7 +212,7 @@ class EventSamples:
     empty_us: list[float]    # an empty event pair just before each call: the timer's own cost
     spin_us: float = 0.0     # the spin finally used
     discarded: int = 0       # calls left out: queued later than the spin covered, or before a call proved host-bound
-    host_bound: bool = False  # no spin could cover the call's queuing: timed without one (see `spin_check`)
+    host_bound: bool = False  # no spin could cover the call's queuing: timed by the host clock (see `spin_check`)
 
     @property
     def overhead_us(self) -> float:
@@ -235,9 +236,9 @@ def spin_check(queued_us: list[float], spin_us: float,
     than the spin may have left the GPU waiting between the start event and its first kernel: it is
     dropped and the spin lengthened. A call whose typical queuing (the median of `recent_us`, the last
     calls' queuing, this batch's by default) is longer than the longest spin could cover is host-bound by
-    itself (the eager reference): from then on it runs with no spin, so its event pair spans its whole
-    queuing, the pace at which the GPU got its work. A spin covering only part of it took that part off:
-    the eager reference's seed row read 3.5 ms against 8.4 ms of host time that way. A single stall past
+    itself (the eager reference): from then on it is timed by the host clock (`host_clock_calls`), since
+    its caller waits for all of its queuing. A spin covering only part of it took that part off: the
+    eager reference's seed row read 3.5 ms against 8.4 ms of host time that way. A single stall past
     the longest spin (a loaded CPU) only raises the spin to that longest."""
     keep = [queued < spin_us for queued in queued_us]
     if all(keep):
@@ -276,6 +277,12 @@ def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Pre
         if calls is not None:
             batch = min(batch, calls - made)
         first, made = made, made + batch
+        if result.host_bound:   # what a host-bound call costs is its caller's wait: the host clock's
+            samples, empty = host_clock_calls(call, prepare, flush, first, batch)
+            result.raw_us += samples
+            result.empty_us += empty
+            batch = min(100, batch * 2)
+            continue
         cycles = _spin_cycles(result.spin_us)
         events = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(batch)]
         queued_us = []
@@ -315,6 +322,28 @@ def time_cuda_events(call: Callable[[int], object], settings: dict, prepare: Pre
         raise RuntimeError(f"events: no call could be timed within {4 * settings['budget_s']:.1f} s "
                            f"({result.discarded} outran the spin)")
     return result
+
+
+def host_clock_calls(call: Callable[[int], object], prepare: Prepare, flush: Callable[[], object] | None,
+                     first: int, count: int) -> tuple[list[float], list[float]]:
+    """Calls `first`.. timed by the host clock from a quiet device to the device-wide synchronize after the
+    call: its launches, its queuing and its device tail, all of which its caller waits for. `empty` is one
+    synchronize with nothing queued, the clock's own cost, subtracted like an empty event pair."""
+    samples, empty = [], []
+    for index in range(first, first + count):
+        prepare(index)
+        if flush is not None:
+            flush()
+        torch.cuda.synchronize()   # inputs staged and the L2 flushed before the clock starts
+        before = time.perf_counter()
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        call(index)
+        torch.cuda.synchronize()
+        end = time.perf_counter()
+        empty.append((start - before) * 1e6)
+        samples.append((end - start) * 1e6)
+    return samples, empty
 
 
 def capture_graph(call: Callable[[int], object], calls: int,

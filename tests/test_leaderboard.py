@@ -5,7 +5,7 @@ import io
 from rich.console import Console
 
 from harness.cli import print_table
-from harness.leaderboard import build_rows, table_cells, to_frame
+from harness.leaderboard import best_baselines, build_rows, table_cells, to_frame, to_markdown
 from harness.records import Record
 from harness.runner import RunSummary
 
@@ -138,3 +138,20 @@ def test_each_row_shows_its_change_from_the_last_run_of_the_same_source():
     assert abs(rows["v16"].change_vs_last - 0.9) < 1e-9 and rows["v16"].shapes["a"]["previous_us"] == 10.0
     header, body = table_cells(list(rows.values()), ["a"])
     assert dict(zip(header, body[0] if body[0][1] == "v16" else body[1]))["vs last run"] == "-10%"
+
+
+def test_the_best_baseline_is_named_at_every_shape():
+    records = [record("ref:eager", s, "ok", 100.0, kind="baseline") for s in "ab"] + [
+        record("ref:compile", "a", "ok", 50.0, kind="baseline"),
+        record("ref:compile", "b", "skipped", kind="baseline", reason="only at a"),
+        record("ref:graph", "a", "ok", 60.0, kind="baseline"), record("ref:graph", "b", "ok", 80.0, kind="baseline"),
+        record("fast", "a", "ok", 5.0), record("fast", "b", "ok", 8.0)]
+    order = ["ref:eager", "ref:graph", "ref:compile", "fast"]
+    rows = build_rows(records, order, ["a", "b"])
+    assert best_baselines(rows, ["a", "b"]) == "a ref:compile 50 µs, b ref:graph 80 µs"
+    fast = {r.candidate: r for r in rows}["fast"]
+    assert fast.shapes["a"]["speedup_vs_best_baseline"] == 10 and fast.shapes["b"]["speedup_vs_best_baseline"] == 10
+    assert "Best baseline per shape: a ref:compile 50 µs, b ref:graph 80 µs." in to_markdown("p", {}, rows, ["a", "b"])
+    buffer = io.StringIO()
+    print_table(Console(file=buffer, width=120), "p", RunSummary(rows, ["a", "b"], None, 0, 0, 0.0))
+    assert "Best baseline: a ref:compile 50 µs, b ref:graph 80 µs." in " ".join(buffer.getvalue().split())

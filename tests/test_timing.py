@@ -123,7 +123,26 @@ def test_events_loop_times_a_host_bound_call_instead_of_discarding_it_all(fake_c
     # 150 ms to queue, longer than the longest spin: ten such calls would outlast 4 x budget_s by themselves
     result = timing.time_cuda_events(lambda i: fake_cuda.take(0.15), SETTINGS)
     assert result.spin_us == 0.0 and result.host_bound and result.discarded == 1
-    assert len(result.raw_us) >= 5 and min(result.raw_us) >= 150_000
+    assert len(result.raw_us) >= 5 and min(result.raw_us) == pytest.approx(150_000)
+
+
+def test_a_host_bound_call_is_timed_by_the_host_clock_through_its_device_tail(fake_cuda, monkeypatch):
+    # 10 ms to queue, then 3 ms of device work still running when the call returns: its caller waits 13 ms
+    pending = []
+
+    def call(i):
+        fake_cuda.take(0.010)
+        pending.append(0.003)
+
+    def synchronize(*args):
+        fake_cuda.take(sum(pending) + 20e-6)   # a synchronize costs 20 us by itself
+        pending.clear()
+
+    monkeypatch.setattr(timing.torch.cuda, "synchronize", synchronize)
+    result = timing.time_cuda_events(call, SETTINGS)
+    assert result.host_bound and len(result.raw_us) >= 5
+    assert max(result.raw_us) == pytest.approx(13_020) and result.overhead_us == pytest.approx(20)
+    assert max(result.device_us(True)) == pytest.approx(13_000)
 
 
 def test_events_loop_times_every_sample_alike_once_a_call_proves_host_bound(fake_cuda):
