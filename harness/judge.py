@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import confine, spawn
+from harness.kernelbench import INIT_SEED, seeded
 from harness.worker import Emitter, crash_reason, die_with_runner, read_tail
 from harness.protocol import EvaluateJob, ProtocolError, Reply, Request, ShapeOutcome, finite_numbers, parse_reply
 
@@ -272,6 +273,7 @@ class Layout:
     element_bytes: int
     in_offsets: tuple[tuple[int, ...], ...]   # per input slot, per input
     out_offsets: tuple[int, ...]
+    constants: tuple[tuple[int, object], ...] = ()   # forward's non-tensor arguments, (position, value)
 
     @property
     def slots(self) -> int:
@@ -289,11 +291,12 @@ class Layout:
     def message(self, spin_us: float) -> dict:
         return {"shape": self.shape, "inputs": [list(s) for s in self.inputs], "output": list(self.output),
                 "dtype": self.dtype, "in_offsets": [list(o) for o in self.in_offsets],
-                "out_offsets": list(self.out_offsets), "spin_us": spin_us}
+                "out_offsets": list(self.out_offsets), "spin_us": spin_us} | (
+            {"constants": [list(c) for c in self.constants]} if self.constants else {})
 
 
 def plan_layout(shape: str, inputs: list[tuple[int, ...]], output: tuple[int, ...], dtype: str, element_bytes: int,
-                slots: int) -> Layout:
+                slots: int, constants: tuple = ()) -> Layout:
     offset, in_offsets = 0, []
     for _ in range(slots):
         row = []
@@ -306,7 +309,7 @@ def plan_layout(shape: str, inputs: list[tuple[int, ...]], output: tuple[int, ..
         out_offsets.append(offset)
         offset += _aligned(math.prod(output) * element_bytes)
     return Layout(shape, tuple(tuple(s) for s in inputs), tuple(output), dtype, element_bytes, tuple(in_offsets),
-                  tuple(out_offsets))
+                  tuple(out_offsets), tuple(constants))
 
 
 def layout_end(layout: Layout) -> int:
@@ -437,7 +440,7 @@ class Judge:
     def __init__(self, job: EvaluateJob, emit):
         import torch
 
-        from harness.problem import import_reference, load_problem
+        from harness.problem import import_reference, load_problem, override_tolerance
 
         self.torch = torch
         self.job = job
@@ -445,9 +448,11 @@ class Judge:
         self.settings = dict(job.timing)
         self.rules = dict(job.judge)
         self.device = torch.device(job.device)
-        self.problem = load_problem(job.problem_path)
+        # `run --rtol/--atol` travel in the config's judge section, so the records' config says which tolerance held
+        self.problem = override_tolerance(load_problem(job.problem_path), **self.rules.get("tolerance", {}))
         reference_module = import_reference(self.problem)
-        self.gold_model = reference_module.Model(*self.problem.init_inputs).to(self.device).double().eval()
+        with seeded(INIT_SEED):   # random weights drawn as the sandbox draws them for the reference and candidate
+            self.gold_model = reference_module.Model(*self.problem.init_inputs).to(self.device).double().eval()
         self.secret_seed = int(job.secret_seed)
         self.random = secrets.SystemRandom()
         self.layouts: dict[str, Layout] = {}
@@ -483,7 +488,7 @@ class Judge:
         output = tuple(self.gold(probe).shape)
         del probe
         element = self.torch.empty((), dtype=dtype).element_size()
-        return plan_layout(shape.name, inputs, output, self.problem.dtype, element, slots)
+        return plan_layout(shape.name, inputs, output, self.problem.dtype, element, slots, self.problem.constants)
 
     def slots_for(self, shape) -> int:
         from harness.verify import DTYPES
@@ -494,7 +499,8 @@ class Judge:
         return max(1, min(MAX_SLOTS, int(budget // max(1, per_set))))
 
     def write_inputs(self, layout: Layout, slot: int, inputs: list) -> None:
-        for offset, tensor in zip(layout.in_offsets[slot], inputs):
+        from harness.verify import tensors_of
+        for offset, tensor in zip(layout.in_offsets[slot], tensors_of(inputs)):
             self.arena_view(offset, tuple(tensor.shape), tensor.dtype).copy_(tensor)
 
     def arena_view(self, offset: int, shape: tuple, dtype):
@@ -666,7 +672,7 @@ class Judge:
 
     # --- verification -----------------------------------------------------------------------------------
     def verify(self, shape, layout: Layout, check_reference: bool) -> dict:
-        from harness.verify import compare, is_near_constant, trials_for
+        from harness.verify import compare, is_near_constant, tensors_of, trials_for
 
         torch = self.torch
         sandbox = self.sandbox
@@ -688,7 +694,7 @@ class Judge:
                 name = self.problem.inputs[index].name if index < len(self.problem.inputs) else str(index)
                 raise Integrity("D101", f"input {name} was modified by the call")
             gold = self.gold(inputs)
-            like = inputs[0]
+            like = tensors_of(inputs)[0]
             first = self.read_output(layout, 0, reply["outputs"][0], like)
             max_abs, rel, ok, reason = compare(first, gold, self.problem)
             if not ok:
@@ -716,14 +722,14 @@ class Judge:
     # --- timing -------------------------------------------------------------------------------------------
     def check_fetched(self, shape, layout: Layout, seeds: list[int], positions: list[int], claims: list[dict],
                       check_id: str, what: str, out_slots: list[int] | None = None) -> None:
-        from harness.verify import compare
+        from harness.verify import compare, tensors_of
 
         out_slots = out_slots if out_slots is not None else list(range(len(positions)))
         for out_slot, position, claim in zip(out_slots, positions, claims):
             inputs = self.draw(shape, None, seeds[position])
             gold = self.gold(inputs)
             try:
-                out = self.read_output(layout, out_slot, claim, inputs[0])
+                out = self.read_output(layout, out_slot, claim, tensors_of(inputs)[0])
             except Wrong as exc:
                 raise Integrity(check_id, f"{what} output {position}: {exc}") from None
             _, _, ok, reason = compare(out, gold, self.problem)
@@ -905,11 +911,12 @@ class Judge:
         started = time.perf_counter()
         if baseline:
             load = self.sandbox.ask("load", kind="reference", path=str(self.problem.reference_path),
-                                    init_inputs=list(self.problem.init_inputs), baseline=baseline).reply.data
+                                    init_inputs=list(self.problem.init_inputs), init_seed=INIT_SEED,
+                                    baseline=baseline).reply.data
         else:
             try:
                 load = self.sandbox.ask("load", kind="candidate", path=self.candidate_path, sha256=job.candidate_sha256,
-                                        init_inputs=list(self.problem.init_inputs)).reply.data
+                                        init_inputs=list(self.problem.init_inputs), init_seed=INIT_SEED).reply.data
             except SandboxFailed as exc:
                 for shape in shapes:
                     self.outcome(shape.name, exc.status if exc.status in ("load_error", "compile_error") else "load_error",

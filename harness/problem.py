@@ -1,4 +1,5 @@
-"""Problem loading: a problem YAML path in, a validated `Problem` out.
+"""Problem loading: a problem YAML path (or a KernelBench `.py` file, harness/kernelbench.py) in, a validated
+`Problem` out.
 
 Every defect is reported as one `ProblemError` line naming the file, the key and what was expected.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,10 @@ class Problem:
     sha256: str = field(default="")
     # verified for every candidate in every run, never timed: odd sizes a kernel tuned to `shapes` must also get right
     check_shapes: dict[str, Shape] = field(default_factory=dict)
+    atol: float = 0.0               # absolute part of the tolerance, unscaled (KernelBench's allclose atol)
+    input_source: str = "yaml"      # "yaml": drawn from `inputs`; "get_inputs": the file's own get_inputs(), seeded
+    # forward's non-tensor arguments, (position, value): never in the arena, passed through as they are
+    constants: tuple[tuple[int, Any], ...] = ()
 
     @property
     def reference_module(self) -> str:
@@ -166,8 +171,17 @@ def invalid_yaml(path: Path, exc: yaml.YAMLError) -> ProblemError:
     return ProblemError(f"{path}: {where}: expected valid YAML ({getattr(exc, 'problem', None) or exc})")
 
 
+def override_tolerance(problem: Problem, rtol: float | None = None, atol: float | None = None) -> Problem:
+    """The problem judged with another tolerance (`run --rtol/--atol`); the run's config records it."""
+    return replace(problem, rtol=problem.rtol if rtol is None else float(rtol),
+                   atol=problem.atol if atol is None else float(atol))
+
+
 def load_problem(path: str | Path) -> Problem:
     path = Path(path)
+    if path.suffix == ".py":   # KernelBench's format: Model, get_inputs() and get_init_inputs() in one file
+        from harness.kernelbench import load_kernelbench
+        return load_kernelbench(path)
     try:
         raw_text = path.read_text()
     except FileNotFoundError:

@@ -46,6 +46,13 @@ def import_file(path: str, name: str):
     return module
 
 
+def seed_weights(args: dict) -> None:
+    """Random weights (nn.Linear, ...) drawn alike in the reference, the judge's gold and the candidate, as
+    KernelBench seeds each constructor: the judge sends the seed with `load`."""
+    if "init_seed" in args:
+        torch.manual_seed(int(args["init_seed"]))
+
+
 def call_path_problem(model: object, cls: type) -> str:
     """Why calling `cls.forward(model, ...)` would not be the plain call a user makes, or ""."""
     if type(model) is not cls:
@@ -86,6 +93,7 @@ class Sandbox:
         self.spin = timing.SpinState()
         self.graph = None
         self.current_slot = 0
+        self.constants: list[tuple[int, object]] = []   # forward's non-tensor arguments (KernelBench files)
 
     # --- plumbing --------------------------------------------------------------------------------------
     def synchronize(self) -> None:
@@ -127,8 +135,13 @@ class Sandbox:
 
     def invoke(self, slot: int):
         self.current_slot = slot
+        inputs = self.slots[slot]
+        if self.constants:   # ints or floats of get_inputs(): never in the arena, put back in their places
+            inputs = list(inputs)
+            for position, value in self.constants:
+                inputs.insert(position, value)
         with torch.no_grad():
-            return self.call(*self.slots[slot])
+            return self.call(*inputs)
 
     # --- operations ------------------------------------------------------------------------------------
     def op_hello(self, args: dict) -> dict:
@@ -141,6 +154,7 @@ class Sandbox:
         self.slots = [[torch.empty(shape, dtype=dtype, device=self.device) for shape in args["inputs"]]
                       for _ in args["in_offsets"]]
         self.spin = timing.SpinState(float(args["spin_us"]))
+        self.constants = [(int(position), value) for position, value in args.get("constants", [])]
         self.trivial_scratch = torch.zeros(1, device=self.device)
         return {}
 
@@ -157,6 +171,7 @@ class Sandbox:
         init = list(args["init_inputs"])
         if kind == "reference":
             module = import_file(args["path"], "reference_for_baseline")
+            seed_weights(args)
             reference = module.Model(*init).to(self.device).eval()
             self.call = reference
             if args.get("baseline") == "compile":
@@ -167,6 +182,7 @@ class Sandbox:
             cls = getattr(module, "ModelNew", None)
             if cls is None:
                 raise AttributeError("module defines no ModelNew")
+            seed_weights(args)
             model = cls(*init)
             model = model.to(self.device) if isinstance(model, torch.nn.Module) else model
             if isinstance(model, torch.nn.Module):

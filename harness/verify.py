@@ -1,8 +1,8 @@
 """Verification: the problem's inputs, the float64 gold and the comparison, for the judge (judge.py); and the
 few helpers the sandbox uses to describe an output or poison freed memory.
 
-Inputs come from the problem's declared distributions and a per-run secret seed the candidate
-never sees. The dynamic checks and their IDs live in judge.py (`CHECKS`).
+Inputs come from the problem's declared distributions (or a KernelBench file's own get_inputs(), seeded) and
+a per-run secret seed the candidate never sees. The dynamic checks and their IDs live in judge.py (`CHECKS`).
 """
 from __future__ import annotations
 
@@ -52,7 +52,12 @@ def _draw(spec: InputSpec, dist: str, params: dict, sizes: tuple[int, ...], gene
     raise ValueError(dist)
 
 
-def make_inputs(problem: Problem, shape: Shape, case: VerifyCase | None, seed: int, device: torch.device) -> list[torch.Tensor]:
+def make_inputs(problem: Problem, shape: Shape, case: VerifyCase | None, seed: int, device: torch.device) -> list:
+    """forward's arguments for one trial, the one place inputs are drawn: from the YAML's distributions, or from a
+    KernelBench file's own get_inputs() (one shape, no cases; its non-tensor items come back as they are)."""
+    if problem.input_source == "get_inputs":
+        from harness.kernelbench import draw_inputs
+        return draw_inputs(problem, seed, device)
     generator = torch.Generator(device=device)
     generator.manual_seed(seed)
     dtype = DTYPES[problem.dtype]
@@ -63,9 +68,14 @@ def make_inputs(problem: Problem, shape: Shape, case: VerifyCase | None, seed: i
     return tensors
 
 
-def gold_output(reference_model: torch.nn.Module, inputs: list[torch.Tensor]) -> torch.Tensor:
+def tensors_of(inputs: list) -> list[torch.Tensor]:
+    """The tensors among forward's arguments: what the arena carries (constants travel in the layout message)."""
+    return [x for x in inputs if isinstance(x, torch.Tensor)]
+
+
+def gold_output(reference_model: torch.nn.Module, inputs: list) -> torch.Tensor:
     with torch.no_grad():
-        return reference_model(*[x.double() for x in inputs])
+        return reference_model(*[x.double() if isinstance(x, torch.Tensor) else x for x in inputs])
 
 
 def poison_free_memory(inputs: list[torch.Tensor]) -> None:
@@ -95,7 +105,7 @@ def compare(out: torch.Tensor, gold: torch.Tensor, problem: Problem) -> tuple[fl
         bad = int((~torch.isfinite(out64)).sum())
         return math.inf, math.inf, False, f"{bad} non-finite output values"
     rms = float(gold.pow(2).mean().sqrt())
-    atol = problem.atol_rms * rms
+    atol = problem.atol_rms * rms + problem.atol   # YAML problems scale it by the gold's RMS; KernelBench's is absolute
     error = (out64 - gold).abs()
     limit = atol + problem.rtol * gold.abs()
     max_abs = float(error.max())
