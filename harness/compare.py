@@ -1,5 +1,5 @@
 """Two runs side by side: for each (candidate, shape) timed in both, the ratio of their medians, its interval,
-and whether the second is faster, slower or the same. Derived from records alone, like every table.
+and whether the second is faster, slower or the same (unknown where one side has too few samples for an interval). Derived from records alone, like every table.
 
 The interval of the ratio is conservative: from the two medians' 95% intervals (timing.median_interval),
 [low_b / high_a, high_b / low_a]. Where it holds 1 the two runs cannot be told apart ("same"). pyperf's
@@ -31,7 +31,7 @@ class Comparison:
     ratio: float                 # after / before: below 1 is faster
     ratio_low: float | None      # the ratio's conservative 95% interval; None without enough samples
     ratio_high: float | None
-    verdict: str                 # faster, slower or same
+    verdict: str                 # faster, slower, same, or unknown (no interval on one side)
     same_source: bool            # the candidate's source hash is the same in both runs
     version: int = COMPARISON_VERSION
 
@@ -71,8 +71,8 @@ def compare_records(before: Record, after: Record) -> Comparison:
     low = high = None
     if a and b and a[0] > 0:
         low, high = b[0] / a[1], b[1] / a[0]
-    if low is None:
-        verdict = "faster" if ratio < 1 else "slower" if ratio > 1 else "same"
+    if low is None:   # under 6 samples on a side: a ratio alone cannot tell a change from noise
+        verdict = "unknown"
     else:
         verdict = "faster" if high < 1 else "slower" if low > 1 else "same"
     return Comparison(after.problem, after.candidate, after.shape, before.time_us, after.time_us, ratio, low, high,

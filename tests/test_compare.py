@@ -38,6 +38,14 @@ def test_faster_slower_and_same(tmp_path):
     assert verdicts["v17"].verdict == "slower" and not verdicts["v17"].same_source
 
 
+def test_too_few_samples_give_no_verdict(tmp_path):
+    # five samples have no 95% interval of the median: a 0.1% change must not read as faster
+    before = write(tmp_path / "a.jsonl", [timed("v13", "large", [910.0, 905.0, 912.0, 930.0, 908.0])])
+    after = write(tmp_path / "b.jsonl", [timed("v13", "large", [909.0, 904.0, 911.0, 931.0, 907.0])])
+    (comparison,) = comparing.compare(before, after)
+    assert comparison.ratio < 1 and comparison.ratio_low is None and comparison.verdict == "unknown"
+
+
 def test_folders_of_either_depth_and_a_clear_error(tmp_path):
     write(tmp_path / "one" / "p" / "records.jsonl", [timed("v13", "seed", NOISE)])
     write(tmp_path / "two" / "records.jsonl", [timed("v13", "seed", NOISE)])
