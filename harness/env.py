@@ -83,6 +83,9 @@ def harness_commit() -> str:
     commit, "-dirty" when harness/ has changes. `harness_digest` identifies the code either way."""
     if os.environ.get("HARNESS_COMMIT"):
         return os.environ["HARNESS_COMMIT"]
+    top = _run(["git", "-C", str(REPO_ROOT), "rev-parse", "--show-toplevel"])
+    if not top or Path(top).resolve() != REPO_ROOT.resolve():
+        return "unknown"   # a copy of the tree (git archive) inside another checkout: that HEAD is not this code
     commit = _run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short=12", "HEAD"])
     if not commit:
         return "unknown"

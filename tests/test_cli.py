@@ -59,3 +59,21 @@ def test_run_help_documents_device_and_the_exit_codes(capfd):
     assert "where candidates run" in device_help
     epilog = out.split("exit codes:", 1)[1]
     assert re.findall(r"^  (\d+) ", epilog, re.MULTILINE) == ["0", "2", "130"]
+
+
+def test_a_copy_of_the_tree_inside_another_checkout_does_not_take_its_commit(tmp_path, monkeypatch):
+    # `git archive` of the code unpacked inside some other repository: that repository's HEAD is not this code
+    import subprocess
+
+    from harness import env
+
+    outer = tmp_path / "outer"
+    (outer / "copy" / "harness").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(outer)], check=True)
+    subprocess.run(["git", "-C", str(outer), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q",
+                    "--allow-empty", "-m", "outer"], check=True)
+    monkeypatch.delenv("HARNESS_COMMIT", raising=False)
+    monkeypatch.setattr(env, "REPO_ROOT", outer / "copy")
+    assert env.harness_commit() == "unknown"
+    monkeypatch.setattr(env, "REPO_ROOT", outer)
+    assert env.harness_commit() not in ("", "unknown")
