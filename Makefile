@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 
 .PHONY: run run-channel test test-gpu clean
 
@@ -18,7 +19,12 @@ run: $(STAMP)
 run-channel: $(STAMP)
 	$(PY) -m harness run problems/channel_gated_delta.yaml
 
-test: $(STAMP)
+# the tests also exercise the optional Ray backend: `make test` adds it, `make run` stays light
+$(TEST_STAMP): $(STAMP) requirements-test.txt
+	$(PY) -m pip install --quiet -r requirements-test.txt
+	touch $(TEST_STAMP)
+
+test: $(TEST_STAMP)
 	$(PY) -m pytest -q
 
 test-gpu: $(STAMP)

@@ -130,12 +130,9 @@ def compile_one(candidate: Candidate, uses_cuda: bool, env: EnvInfo, arch: str, 
     directory.mkdir(parents=True, exist_ok=True)
     with locked(directory / "build"):    # two runs at once build a candidate once
         if marker.exists():
-            try:
-                data = json.loads(marker.read_text())
-                if data.get("libraries") == library_digests(directory):
-                    return BuildResult(candidate.id, "ok", "", data.get("compile_s"), True, directory, log_path)
-            except (OSError, json.JSONDecodeError):
-                pass
+            data = trusted_entry(directory)
+            if data is not None:
+                return BuildResult(candidate.id, "ok", "", data.get("compile_s"), True, directory, log_path)
             marker.unlink(missing_ok=True)   # corrupt or incomplete entry: rebuild from scratch
         # No trusted entry: ext/ holds a build that failed or was killed half-way, maybe with torch's own
         # lock file in it, on which the next build would wait forever. This run holds the directory's lock.
@@ -185,6 +182,15 @@ def first_compiler_error(log_path: Path) -> str:
         return first_error_line(log_path.read_text(errors="replace"))
     except OSError:
         return ""
+
+
+def trusted_entry(directory: Path) -> dict | None:
+    """A cache entry's marker (built.json) when its libraries still match the digests it lists, else None."""
+    try:
+        data = json.loads((directory / "built.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) and data.get("libraries") == library_digests(directory) else None
 
 
 def library_digests(directory: Path) -> dict[str, str]:

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import faulthandler
 import json
 import logging
+import math
 import signal
 import sys
 from pathlib import Path
@@ -14,11 +16,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness.config import load_config
+from harness.config import Config, load_config
 from harness.discovery import discover
 from harness.env import EnvProbeError, probe_env
 from harness.leaderboard import best_baselines, format_time, summary_cells
-from harness.problem import Problem, ProblemError, load_problem
+from harness.problem import Problem, ProblemError, load_problem, override_tolerance
 from harness.progress import make_reporter
 from harness.rules import RULES, check_source, is_accepted, parse_candidate
 
@@ -60,15 +62,32 @@ def parse_shapes(text: str | None, problem: Problem) -> list[str] | None:
     return names
 
 
-def command_run(args, console: Console) -> int:
-    from harness.runner import RunOptions, default_shapes, run
+def tolerance_flags(args) -> dict[str, float]:
+    """--rtol/--atol as given, each a non-negative finite number."""
+    flags = {}
+    for key in ("rtol", "atol"):
+        value = getattr(args, key)
+        if value is not None:
+            if not 0 <= value < math.inf:
+                raise UsageError(f"--{key}: expected a non-negative number, got {value}")
+            flags[key] = value
+    return flags
 
-    problem = load_problem(args.problem)
-    config = load_config(args.config)
-    folder = Path("candidates") / problem.name
-    candidates = discover(args.candidates) if args.candidates else discover([folder], origin="candidates folder") \
-        if folder.exists() else []
-    shapes_requested = parse_shapes(args.shapes, problem)
+
+def judged_with(problem: Problem, config: Config, flags: dict[str, float]) -> tuple[Problem, Config]:
+    """The tolerance flags applied. They reach the judge in the config's judge section, so the config the records
+    refer to (configs.jsonl) says which tolerance judged them, and another tolerance re-evaluates."""
+    if not flags:
+        return problem, config
+    if problem.input_source != "get_inputs":
+        raise UsageError(f"--{next(iter(flags))}: expected a KernelBench problem file (.py); the YAML problem "
+                         f"{problem.path} sets verify.tolerance")
+    data = config.data | {"judge": config.data["judge"] | {"tolerance": flags}}
+    return override_tolerance(problem, **flags), dataclasses.replace(config, data=data)
+
+
+def run_device(args):
+    """The GPUs to use and the probed environment, checked against each other."""
     gpus = parse_gpus(args.gpus)
     env = probe_env(args.device)
     if args.device == "cuda" and env.device != "cuda":
@@ -77,17 +96,38 @@ def command_run(args, console: Console) -> int:
         gpus = list(range(max(1, env.gpu_count)))
     elif env.device == "cuda" and max(gpus) >= env.gpu_count:
         raise UsageError(f"--gpus: expected GPU indices below {env.gpu_count}, got {args.gpus}")
+    return gpus, env
+
+
+def command_run(args, console: Console) -> int:
+    if Path(args.problem).is_dir():
+        return command_run_folder(args, console)
+    problem = load_problem(args.problem)
+    config = load_config(args.config)
+    problem, config = judged_with(problem, config, tolerance_flags(args))
+    folder = Path("candidates") / problem.name
+    candidates = discover(args.candidates) if args.candidates else discover([folder], origin="candidates folder") \
+        if folder.exists() else []
+    shapes_requested = parse_shapes(args.shapes, problem)
+    gpus, env = run_device(args)
+    return evaluate_problem(args, console, problem, config, env, gpus, candidates, shapes_requested, Path(args.results))
+
+
+def evaluate_problem(args, console: Console, problem: Problem, config: Config, env, gpus: list[int], candidates: list,
+                     shapes_requested: list[str] | None, results: Path) -> int:
+    from harness.runner import RunOptions, default_shapes, run
+
     shapes = default_shapes(problem, config, env.device, shapes_requested)
     console.print(f"[bold]{problem.name}[/]: {len(candidates)} candidates, shapes {', '.join(shapes)}, "
                   f"device {env.device_name} ({env.device}), timing "
                   f"{config.get('timing.method') if env.device == 'cuda' else 'cpu (wall time per call)'}")
-    options = RunOptions(problem, config, env, candidates, shapes, Path(args.results), gpus=list(gpus), fresh=args.fresh,
-                         build_only=args.build_only)
+    options = RunOptions(problem, config, env, candidates, shapes, results, gpus=list(gpus), fresh=args.fresh,
+                         build_only=args.build_only, backend=args.backend, ray_address=args.ray_address)
     try:
         with make_reporter(console) as reporter:
             summary = run(options, reporter)
     except KeyboardInterrupt:
-        console.print(f"[yellow]interrupted[/]: finished records are kept in {Path(args.results) / problem.name / 'records.jsonl'}; "
+        console.print(f"[yellow]interrupted[/]: finished records are kept in {results / problem.name / 'records.jsonl'}; "
                       "run the same command again to resume")
         return 130
     if args.build_only:
@@ -97,6 +137,61 @@ def command_run(args, console: Console) -> int:
     console.print(f"wrote {summary.output_dir}/leaderboard.md (.csv, .json) and records.jsonl; "
                   f"{summary.evaluated} new records, {summary.reused} reused, in {summary.wall_s:.1f} s")
     return EXIT_OK
+
+
+def command_run_folder(args, console: Console) -> int:
+    """Each KernelBench problem file in the folder (not below it) against the candidates in candidates/<stem>/
+    (or --candidates ROOT: ROOT/<stem>/), its results in <results>/<folder>/<stem>/; then the suite's summary,
+    <results>/<folder>/summary.md and .json (suite.py). Every file is loaded before any work starts."""
+    from harness import signing
+    from harness.kernelbench import find_problems
+    from harness.suite import summarize, write_summary
+
+    folder = Path(args.problem)
+    paths = find_problems(folder)
+    if not paths:
+        raise UsageError(f"{folder}: expected a folder holding KernelBench problem files (*.py), found none")
+    if args.candidates and (len(args.candidates) != 1 or not Path(args.candidates[0]).is_dir()):
+        raise UsageError(f"--candidates: with a folder of problems, expected one folder holding a folder of candidates "
+                         f"per problem (ROOT/<problem>/), got {' '.join(args.candidates)}")
+    root = Path(args.candidates[0]) if args.candidates else Path("candidates")
+    flags = tolerance_flags(args)
+    judged = [judged_with(load_problem(path), load_config(args.config), flags) for path in paths]
+    problems, config = [problem for problem, _ in judged], judged[0][1]
+    shapes_requested = {problem.name: parse_shapes(args.shapes, problem) for problem in problems}
+    gpus, env = run_device(args)
+    suite = folder.resolve().name
+    results = Path(args.results) / suite
+    for problem in problems:
+        own = root / problem.name
+        candidates = discover([own], origin="candidates folder") if own.is_dir() else []
+        code = evaluate_problem(args, console, problem, config, env, gpus, candidates, shapes_requested[problem.name],
+                                results)
+        if code != EXIT_OK:
+            return code
+    if args.build_only:
+        return EXIT_OK
+    summary = summarize(results, [problem.name for problem in problems], suite, signing.record_key())
+    write_summary(results, summary)
+    print_suite(console, summary)
+    console.print(f"wrote {results}/summary.md (.json)")
+    return EXIT_OK
+
+
+def print_suite(console: Console, summary) -> None:
+    """The suite's summary: each problem's best correct candidate and its speedup, then fast_p and the geomean."""
+    table = Table(title=f"{summary.suite}: {len(summary.problems)} problems", box=box.SIMPLE_HEAD, show_edge=False)
+    for column in ("problem", "status", "correct", "eager", "best", "time", "speedup"):
+        table.add_column(column, no_wrap=True)
+    for p in summary.problems:
+        table.add_row(Text(p.problem), p.status, f"{p.correct}/{p.candidates}", format_time(p.eager_us),
+                      Text(p.best_candidate or "—"), format_time(p.best_us),
+                      "—" if p.speedup is None else f"{p.speedup:.2f}×")
+    console.print(table)
+    fast = ", ".join(f"fast_{p} {value:.2f}" for p, value in summary.fast_p.items())
+    geomean = "—" if summary.geomean_speedup is None else f"{summary.geomean_speedup:.2f}×"
+    console.print(f"{fast}; geomean speedup over eager {geomean} ({summary.correct_problems} of "
+                  f"{len(summary.problems)} problems with a correct candidate)")
 
 
 SUMMARY_WIDTH = 120   # the console summary fits this many columns; the files keep every column
@@ -144,9 +239,10 @@ def command_compare(args, console: Console) -> int:
                       describe(c), c.verdict)
     console.print(table)
     overall = geomean_ratio(comparisons)
-    counts = {v: sum(c.verdict == v for c in comparisons) for v in ("faster", "slower", "same")}
+    counts = {v: sum(c.verdict == v for c in comparisons) for v in ("faster", "slower", "same", "unknown")}
+    unknown = f", {counts['unknown']} unknown (too few samples for an interval)" if counts["unknown"] else ""
     console.print(f"{len(comparisons)} pairs: {counts['faster']} faster, {counts['slower']} slower, {counts['same']} the "
-                  f"same; geometric mean after / before {overall:.3f}")
+                  f"same{unknown}; geometric mean after / before {overall:.3f}")
     return EXIT_OK
 
 
@@ -209,8 +305,11 @@ def make_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     run = sub.add_parser("run", help="evaluate candidates and write leaderboards", epilog=RUN_EXIT_CODES,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
-    run.add_argument("problem", help="problem YAML, e.g. problems/scalar_gated_delta.yaml")
-    run.add_argument("--candidates", nargs="+", metavar="FILE_OR_DIR", help="default: candidates/<problem>/")
+    run.add_argument("problem", help="problem YAML (e.g. problems/scalar_gated_delta.yaml), KernelBench problem file "
+                                     "(.py), or a folder of KernelBench problem files")
+    run.add_argument("--candidates", nargs="+", metavar="FILE_OR_DIR",
+                     help="default: candidates/<problem>/; with a folder of problems, one folder ROOT holding "
+                          "ROOT/<problem>/ (default: candidates/)")
     run.add_argument("--shapes", help="comma-separated shape names (default: configs' evaluate.shapes)")
     run.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto",
                      help="where candidates run: cuda (refused when no GPU is visible), cpu (CUDA candidates are "
@@ -221,6 +320,13 @@ def make_parser() -> Parser:
     run.add_argument("--config", help="config YAML (default: configs/default.yaml)")
     run.add_argument("--fresh", action="store_true", help="re-evaluate instead of reusing matching records")
     run.add_argument("--build-only", action="store_true", help="check and compile, evaluate nothing")
+    run.add_argument("--rtol", type=float, help="KernelBench problems: relative tolerance (default: by dtype, "
+                                                "fp32 1e-4, fp16/bf16 1e-2, or <stem>.tolerance.yaml)")
+    run.add_argument("--atol", type=float, help="KernelBench problems: absolute tolerance (default: as --rtol)")
+    run.add_argument("--backend", choices=["local", "ray"], default="local",
+                     help="where builds and evaluations run: this machine (default), or Ray tasks (pip install .[ray])")
+    run.add_argument("--ray-address", metavar="auto|HOST:PORT",
+                     help="--backend ray: the cluster to join (default: start a local Ray instance)")
     check = sub.add_parser("check", help="statically check one candidate without running it")
     check.add_argument("candidate")
     check.add_argument("--problem", help="problem YAML, to know its reference module")

@@ -1,5 +1,9 @@
 """Runner: a problem, candidates and a config in; signed records appended and leaderboards written out.
 
+Builds and evaluations go through a backend (backend.py): this machine's worker and judge processes, or the
+same judge path inside Ray tasks on a cluster's nodes (backend_ray.py, `run --backend ray`); either way the
+runner alone decides the order and writes records.
+
 Order of work: environment probe (child process), static check (in process: parsing only),
 parallel builds (confined worker processes), and evaluation, one judge process per candidate (which runs
 the candidate in a confined sandbox of its own, judge.py): the eager
@@ -26,7 +30,8 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from harness import build as build_stage
-from harness import confine, signing
+from harness import signing
+from harness.backend import Backend, LocalBackend, open_backend
 from harness.config import Config
 from harness.discovery import Candidate
 from harness.env import REPO_ROOT, EnvInfo, MachineLoad, machine_load
@@ -36,7 +41,7 @@ from harness.problem import Problem, ProblemError, select_shapes
 from harness.protocol import EvaluateJob, ShapeOutcome
 from harness.records import Record, append_record, now_utc, read_records, write_atomic
 from harness.rules import ERROR, check_source, is_accepted, parse_candidate
-from harness.spawn import kill_all_workers, sandbox_slot, spawn_worker
+from harness.spawn import WorkerOutcome
 from harness.worker import worker_crash_reason
 
 log = logging.getLogger(__name__)
@@ -74,6 +79,8 @@ class RunOptions:
     gpus: list[int] = field(default_factory=lambda: [0])
     fresh: bool = False
     build_only: bool = False
+    backend: str = "local"            # where builds and evaluations run: local, or ray (backend_ray.py)
+    ray_address: str | None = None    # --backend ray: a cluster's address, or None for a local Ray instance
 
 
 @dataclass
@@ -109,8 +116,9 @@ def default_shapes(problem: Problem, config: Config, device: str, requested: lis
 
 
 class Run:
-    def __init__(self, options: RunOptions, reporter: Reporter):
+    def __init__(self, options: RunOptions, reporter: Reporter, backend: Backend | None = None):
         self.options = options
+        self.backend = backend or LocalBackend()
         self.reporter = reporter
         self.problem = options.problem
         self.env = options.env
@@ -220,8 +228,8 @@ class Run:
             start_next()
             on_built(result)
 
-        return build_stage.build_all([(e.candidate, e.uses_cuda) for e in todo], self.env, self.arch, cache_dir,
-                                     float(settings["time_limit_s"]), int(settings["workers"]), done, cancel)
+        return self.backend.build_all([(e.candidate, e.uses_cuda) for e in todo], self.env, self.arch, cache_dir,
+                                      float(settings["time_limit_s"]), int(settings["workers"]), done, cancel)
 
     def started(self, name: str, item: str) -> None:
         start = getattr(self.reporter, "start", None)   # reporters that only count have none
@@ -315,17 +323,8 @@ class Run:
             limit = min(limit, float(self.config.get("baselines.compile_time_limit_s")) * len(shapes) + 120)
         return job, env_overrides, log_path, limit
 
-    def judge(self, job: EvaluateJob, env_overrides: dict, limit: float, log_path: Path, on_line=None):
-        if job.sandbox_slot is None:   # a trusted baseline: no user of its own
-            return spawn_worker(job.to_json(), env_overrides, limit, log_path, on_line=on_line, module="harness.judge")
-        with sandbox_slot(build_stage.BUILD_SLOTS, confine.SANDBOX_SLOTS - build_stage.BUILD_SLOTS) as slot:
-            job = dataclasses.replace(job, sandbox_slot=slot)
-            try:
-                return spawn_worker(job.to_json(), env_overrides, limit, log_path, on_line=on_line,
-                                    module="harness.judge")
-            finally:   # a judge killed at its time limit leaves its sandbox's user behind
-                if confine.can_drop_privileges():
-                    confine.kill_user(confine.sandbox_uid(slot))
+    def judge(self, job: EvaluateJob, env_overrides: dict, limit: float, log_path: Path, on_line=None) -> WorkerOutcome:
+        return self.backend.judge(job, env_overrides, limit, log_path, on_line=on_line)
 
     def warm_compile(self, entry: Entry, gpu: int | None) -> None:
         """torch.compile the reference in its own worker while the candidates are evaluated (the compile is
@@ -408,7 +407,7 @@ class Run:
         for entry in candidates:
             if not self.runs_here(entry) and self.pending_shapes(entry):
                 self.skip_elsewhere(entry)
-        gpus = self.options.gpus if self.env.device == "cuda" else [None]
+        gpus = self.backend.lanes(self.env, self.options.gpus)   # evaluations in flight at once
 
         def drain(gpu: int | None) -> None:
             while not stop.is_set():
@@ -477,7 +476,7 @@ class Run:
             self.release_held()            # an interrupted run keeps what finished (a refused problem held none)
             with self.lock:
                 self.closed = True
-            kill_all_workers()             # running workers die now, and are not recorded
+            self.backend.stop()            # running workers die now, and are not recorded
             # Give the threads a moment to see the stop and their killed workers: a thread still running at
             # exit is torn down mid-way by the interpreter, traceback and all.
             deadline = time.monotonic() + 5.0
@@ -529,10 +528,22 @@ def read_keyed(path: Path, key: str) -> dict:
     return {}
 
 
-def run(options: RunOptions, reporter: Reporter | None = None) -> RunSummary:
+def run(options: RunOptions, reporter: Reporter | None = None, backend: Backend | None = None) -> RunSummary:
+    """`backend`: one the caller opened and will close (tools/ray_scale.py reads its task timings); by default
+    the one `options` names, opened and closed here."""
     reporter = reporter or SilentReporter()
     started = time.perf_counter()
-    state = Run(options, reporter)
+    if backend is None:
+        backend = open_backend(options.backend, options.ray_address)
+        try:
+            return run_stages(options, reporter, backend, started)
+        finally:
+            backend.close()
+    return run_stages(options, reporter, backend, started)
+
+
+def run_stages(options: RunOptions, reporter: Reporter, backend: Backend, started: float) -> RunSummary:
+    state = Run(options, reporter, backend)
     state.load_previous()
     state.save_env()
     state.reused = len([k for k in state.done if k[2:5] == (state.problem.sha256, state.env.key, state.config_sha)
