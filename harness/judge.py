@@ -348,6 +348,17 @@ def evidence_check(check_id: str):
     return register
 
 
+def lone_allowance(cpu: bool, claimed_us: float, judge_us: float, cores: int, rules: dict) -> float:
+    """How long one call alone may take beyond the harness's own empty call (D108; see below)."""
+    ratio, margin = float(rules["clock_ratio"]), float(rules["clock_margin_us"])
+    paced_us = max(claimed_us, judge_us)
+    return ratio * paced_us * min(cores, 2) + margin if cpu else 2 * ratio * paced_us + 3 * margin
+
+
+def cores_of(sandbox) -> int:
+    return len(os.sched_getaffinity(sandbox.process.pid)) if hasattr(os, "sched_getaffinity") else 1
+
+
 @evidence_check("D108")
 def clock_accounts_for_claim(evidence: Evidence, rules: dict) -> str:
     """The claimed time must account for the judge's clock: one call alone by wall time (no pipelining across
@@ -363,11 +374,7 @@ def clock_accounts_for_claim(evidence: Evidence, rules: dict) -> str:
     # shape. Twice the room there too, and three margins: work kept off the timed stream gains at most that.
     # Against the bursts' time per call too, if larger: a loaded machine slows a lone call and the bursts
     # alike (an honest CPU call alone read 3.8x its claim on a 2-core machine running two test suites).
-    paced_us = max(evidence.claimed_us, evidence.judge_us)
-    if evidence.device != "cuda":
-        lone = ratio * paced_us * min(evidence.cores, 2) + margin
-    else:
-        lone = 2 * ratio * paced_us + 3 * margin
+    lone = lone_allowance(evidence.device != "cuda", evidence.claimed_us, evidence.judge_us, evidence.cores, rules)
     if evidence.latency_us > lone:
         return (f"one call alone took {evidence.latency_us:.1f} us on the judge's clock beyond the harness's own "
                 f"empty call, against a claimed {evidence.claimed_us:.1f} us (allowed {lone:.1f} us): work the "
@@ -849,25 +856,42 @@ class Judge:
                 self.check_fetched(shape, layout, seeds, [position], fetched.reply.data["outputs"], "D103", "burst")
         # One call per request: a call's latency, which no pipelining across calls (work left running after
         # one call returns, finished during the next) can shorten. Its output is checked like any other.
-        singles = []
-        for index in range(1 if baseline else max(1, int(self.rules["bursts"]))):
-            seeds = self.stage_fresh(shape, layout, "single", index, 1)
-            exchange = sandbox.ask("burst", slots=[0], copy_out=cpu, method=method)
-            singles.append(exchange.seconds)
-            if cpu:
-                claim = {"shape": list(layout.output), "dtype": layout.dtype, "plain": "", "copied": True}
-                self.check_fetched(shape, layout, seeds, [0], [claim], "D103", "single", [0])
-            else:
-                fetched = sandbox.ask("fetch", layout.output_bytes, positions=[0], out_slots=[0])
-                self.check_fetched(shape, layout, seeds, [0], fetched.reply.data["outputs"], "D103", "single")
+        rounds = 1 if baseline else max(1, int(self.rules["bursts"]))
+
+        def lone_calls(first: int) -> list[float]:
+            seconds = []
+            for index in range(first, first + rounds):
+                seeds = self.stage_fresh(shape, layout, "single", index, 1)
+                exchange = sandbox.ask("burst", slots=[0], copy_out=cpu, method=method)
+                seconds.append(exchange.seconds)
+                if cpu:
+                    claim = {"shape": list(layout.output), "dtype": layout.dtype, "plain": "", "copied": True}
+                    self.check_fetched(shape, layout, seeds, [0], [claim], "D103", "single", [0])
+                else:
+                    fetched = sandbox.ask("fetch", layout.output_bytes, positions=[0], out_slots=[0])
+                    self.check_fetched(shape, layout, seeds, [0], fetched.reply.data["outputs"], "D103", "single")
+            return seconds
+
+        singles = lone_calls(0)
         single_overhead_s = calibration["round_trip_s"] + calibration["per_call_s"]
         latency_us = max(0.0, (min(singles) - single_overhead_s) * 1e6)
         overhead_s = calibration["round_trip_s"] + calls * calibration["per_call_s"]
         per_call_us = max(0.0, (min(walls) - overhead_s) / calls * 1e6)
+        retaken = False
+        if not baseline and latency_us > lone_allowance(cpu, claimed_us, per_call_us, cores_of(sandbox), self.rules):
+            # The empty call was calibrated before the candidate loaded, and a shared machine's speed moves
+            # between then and now (an H200 host's vCPUs run the same code at two speeds, seconds apart): once
+            # more, a moment later. Work left running after every call shows in every lone call, so this only
+            # spares an honest call a passing slowdown.
+            time.sleep(0.2)
+            singles += lone_calls(rounds)
+            latency_us = max(0.0, (min(singles) - single_overhead_s) * 1e6)
+            retaken = True
         report = {"judge_us": round(per_call_us, 3), "judge_latency_us": round(latency_us, 3),
+                  "judge_lone_calls": len(singles), "judge_lone_retaken": retaken,
                   "judge_burst_calls": calls, "judge_overhead_us": round(overhead_s / calls * 1e6, 3)}
         total = len(walls) * calls
-        cores = len(os.sched_getaffinity(sandbox.process.pid)) if hasattr(os, "sched_getaffinity") else 1
+        cores = cores_of(sandbox)
         evidence = Evidence(
             device=self.device.type, claimed_us=claimed_us, judge_us=per_call_us, latency_us=latency_us,
             cpu_us=max(0.0, cpu_s / total - calibration["cpu_per_call_s"]) * 1e6, cores=cores, calls=total,
