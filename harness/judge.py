@@ -288,6 +288,10 @@ class Layout:
         """One input set's bytes."""
         return sum(math.prod(sizes) for sizes in self.inputs) * self.element_bytes
 
+    def arena_claim(self) -> dict:
+        """The claim for an output the sandbox already wrote to its arena slot (CPU bursts copy out before replying)."""
+        return {"shape": list(self.output), "dtype": self.dtype, "plain": "", "copied": True}
+
     def message(self, spin_us: float) -> dict:
         return {"shape": self.shape, "inputs": [list(s) for s in self.inputs], "output": list(self.output),
                 "dtype": self.dtype, "in_offsets": [list(o) for o in self.in_offsets],
@@ -848,8 +852,8 @@ class Judge:
             cpu_s += exchange.cpu_s
             position = self.random.randrange(calls)
             if cpu:   # already in the arena: written before the reply
-                claim = {"shape": list(layout.output), "dtype": layout.dtype, "plain": "", "copied": True}
-                self.check_fetched(shape, layout, seeds, [position], [claim], "D103", "burst", [position])
+                self.check_fetched(shape, layout, seeds, [position], [layout.arena_claim()], "D103", "burst",
+                                   [position])
             else:
                 fetched = sandbox.ask("fetch", layout.output_bytes, positions=[position], out_slots=[0])
                 fetch_s.append(fetched.seconds)
@@ -865,8 +869,7 @@ class Judge:
                 exchange = sandbox.ask("burst", slots=[0], copy_out=cpu, method=method)
                 seconds.append(exchange.seconds)
                 if cpu:
-                    claim = {"shape": list(layout.output), "dtype": layout.dtype, "plain": "", "copied": True}
-                    self.check_fetched(shape, layout, seeds, [0], [claim], "D103", "single", [0])
+                    self.check_fetched(shape, layout, seeds, [0], [layout.arena_claim()], "D103", "single", [0])
                 else:
                     fetched = sandbox.ask("fetch", layout.output_bytes, positions=[0], out_slots=[0])
                     self.check_fetched(shape, layout, seeds, [0], fetched.reply.data["outputs"], "D103", "single")
