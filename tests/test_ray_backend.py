@@ -90,6 +90,48 @@ def test_a_packed_build_unpacks_into_a_trusted_cache_entry(tmp_path):
     assert build_stage.trusted_entry(failed) is None and (failed / "build.log").exists()
 
 
+def _float_rounds_up(ns: int, probe: Path) -> int:
+    """A time in ns near `ns` that a float of seconds (what tarfile keeps) moves later, as tarfile would."""
+    probe.write_text("")
+    while True:
+        os.utime(probe, ns=(ns, ns))
+        seconds = os.stat(probe).st_mtime
+        os.utime(probe, (seconds, seconds))
+        if os.stat(probe).st_mtime_ns > ns:
+            return ns
+        ns += 37
+
+
+@needs_ray
+def test_ninja_finds_an_unpacked_build_up_to_date(tmp_path):
+    """torch builds with ninja, which rebuilds an output newer than the time its dependencies were recorded at:
+    an unpacked build must keep every file's time to the nanosecond, or the sandbox compiles the candidate again
+    (on an H200 a cached CUDA build took 59 s more per evaluation through Ray)."""
+    import shutil as _shutil
+
+    from harness.backend_ray import pack_build, unpack_build
+
+    ninja = _shutil.which("ninja") or str(Path(sys.executable).with_name("ninja"))
+    built = tmp_path / "driver" / "cand-abc"
+    ext = built / "ext" / "cand"
+    ext.mkdir(parents=True)
+    (ext / "main.cpp").write_text("int main() { return 0; }\n")
+    os.utime(ext / "main.cpp", ns=(1_700_000_000_000_000_000,) * 2)
+    stamp = _float_rounds_up(1_796_146_668_123_456_789, tmp_path / "probe")
+    # a depfile, recorded in .ninja_deps with the output's time, as torch's build.ninja does with `deps = gcc`
+    (ext / "build.ninja").write_text(
+        "rule compile\n  command = cp $in $out && printf '%s: %s\\n' $out $in > $out.d && "
+        f"touch -d @{stamp // 10**9}.{stamp % 10**9:09d} $out\n  depfile = $out.d\n  deps = gcc\n"
+        "build main.o: compile main.cpp\ndefault main.o\n")
+    subprocess.run([ninja], cwd=ext, check=True, capture_output=True)
+    assert os.stat(ext / "main.o").st_mtime_ns == stamp
+    node = tmp_path / "node" / "cand-abc"
+    unpack_build(pack_build(built), node)
+    assert os.stat(node / "ext" / "cand" / "main.o").st_mtime_ns == stamp
+    dry = subprocess.run([ninja, "-n", "-d", "explain"], cwd=node / "ext" / "cand", capture_output=True, text=True)
+    assert "no work to do" in dry.stdout, dry.stdout + dry.stderr
+
+
 # --- a real run on a local Ray instance ------------------------------------------------------------------------
 
 @dataclass(frozen=True)
