@@ -78,6 +78,10 @@ class SandboxFailed(Exception):
         self.status = status
 
 
+class CandidateCallFailed(Exception):
+    """Carries an exception of the candidate's call through the twin sandbox's error handling."""
+
+
 class SandboxDied(Exception):
     pass
 
@@ -339,6 +343,7 @@ class Evidence:
     extra_processes: dict        # pid -> CPU seconds: processes of the sandbox beside it, after the load
     parallelism: float = 1.0     # CPU: the sandbox's CPU time over the judge's wall time in the timed calls
     idle_where: str = ""         # where most of the idle CPU was seen
+    slowdown: float = 1.0        # the machine's, since calibration: a twin sandbox's empty call now over then (1-2)
 
 
 EVIDENCE_CHECKS: dict[str, object] = {}
@@ -378,7 +383,10 @@ def clock_accounts_for_claim(evidence: Evidence, rules: dict) -> str:
     # shape. Twice the room there too, and three margins: work kept off the timed stream gains at most that.
     # Against the bursts' time per call too, if larger: a loaded machine slows a lone call and the bursts
     # alike (an honest CPU call alone read 3.8x its claim on a 2-core machine running two test suites).
-    lone = lone_allowance(evidence.device != "cuda", evidence.claimed_us, evidence.judge_us, evidence.cores, rules)
+    # A machine slower now than at calibration (measured by a twin sandbox, see Judge.twin_lone_calls) stretches
+    # the empty call subtracted and this room alike, by at most 2x.
+    lone = evidence.slowdown * lone_allowance(evidence.device != "cuda", evidence.claimed_us, evidence.judge_us,
+                                              evidence.cores, rules)
     if evidence.latency_us > lone:
         return (f"one call alone took {evidence.latency_us:.1f} us on the judge's clock beyond the harness's own "
                 f"empty call, against a claimed {evidence.claimed_us:.1f} us (allowed {lone:.1f} us): work the "
@@ -509,15 +517,16 @@ class Judge:
         budget = float(self.rules["input_memory_mb"]) * 2**20
         return max(1, min(MAX_SLOTS, int(budget // max(1, per_set))))
 
-    def write_inputs(self, layout: Layout, slot: int, inputs: list) -> None:
+    def write_inputs(self, layout: Layout, slot: int, inputs: list, arena=None) -> None:
         from harness.verify import tensors_of
         for offset, tensor in zip(layout.in_offsets[slot], tensors_of(inputs)):
-            self.arena_view(offset, tuple(tensor.shape), tensor.dtype).copy_(tensor)
+            self.arena_view(offset, tuple(tensor.shape), tensor.dtype, arena).copy_(tensor)
 
-    def arena_view(self, offset: int, shape: tuple, dtype):
+    def arena_view(self, offset: int, shape: tuple, dtype, arena=None):
         count = math.prod(shape)
         nbytes = count * self.torch.empty((), dtype=dtype).element_size()
-        return self.arena_bytes[offset:offset + nbytes].view(dtype).view(shape)
+        arena = self.arena_bytes if arena is None else arena
+        return arena[offset:offset + nbytes].view(dtype).view(shape)
 
     def read_output(self, layout: Layout, out_slot: int, claim: dict, like):
         """The output bytes the sandbox copied into a slot, as the judge's own tensor; its claim about the
@@ -536,13 +545,7 @@ class Judge:
 
     # --- the sandbox ------------------------------------------------------------------------------------
     def start_sandbox(self, arena_bytes: int) -> None:
-        from harness.env import REPO_ROOT
-
         job = self.job
-        fd = os.memfd_create("harness-arena", 0)
-        os.ftruncate(fd, max(arena_bytes, 1))
-        self.arena = mmap.mmap(fd, max(arena_bytes, 1))
-        self.arena_bytes = self.torch.frombuffer(self.arena, dtype=self.torch.uint8)
         uid = confine.sandbox_uid(job.sandbox_slot) if job.sandbox_slot is not None and confine.can_drop_privileges() else None
         if uid is not None:
             confine.kill_user(uid)   # whatever an earlier sandbox of this user left
@@ -581,32 +584,50 @@ class Judge:
             self.candidate_path = str(copy)
             if uid is not None:
                 os.chown(copy, uid, uid)
-        env = confine.sandbox_env(self.private_tmp, keep)
+        cores = self.sandbox_cores()
+        if cores:
+            self.confinement["pinned_cores"] = sorted(cores)
+        self.stash = Path(tempfile.mkdtemp(prefix="harness-stash-")) if uid is not None and spawn.mounts_possible() else None
+        self.sandbox, self.arena = self.spawn(arena_bytes, job.candidate_id or job.baseline, uid, confinement,
+                                              confine.sandbox_env(self.private_tmp, keep), self.private_tmp, cores,
+                                              binds, self.stash)
+        self.arena_bytes = self.torch.frombuffer(self.arena, dtype=self.torch.uint8)
+        hello = self.sandbox.ask("hello").reply.data
+        if uid is not None and hello["uid"] != uid:
+            raise Integrity("D112", f"sandbox says it runs as uid {hello['uid']}, expected {uid}")
+
+    def spawn(self, arena_bytes: int, label: str, uid: int | None, confinement, env: dict, cwd: Path,
+              cores: set[int] | None, binds: list[tuple[str, str]] = (), stash: Path | None = None
+              ) -> tuple[SandboxClient, mmap.mmap]:
+        """A sandbox process serving requests on two pipes, with an arena of its own; its output goes to the log."""
+        from harness.env import REPO_ROOT
+
+        job = self.job
+        fd = os.memfd_create("harness-arena", 0)
+        os.ftruncate(fd, max(arena_bytes, 1))
+        arena = mmap.mmap(fd, max(arena_bytes, 1))
         requests_read, requests_write = os.pipe()
         replies_read, replies_write = os.pipe()
         command = [sys.executable, "-I", "-c",
                    f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r}); from harness.sandbox import main; main(sys.argv[1:])",
                    str(requests_read), str(replies_write), str(fd), str(max(arena_bytes, 1)), job.device,
-                   job.candidate_id or job.baseline]   # the last only names the process for ps
+                   label]   # the last only names the process for ps
         preexec = confine.preexec(uid, confinement)
-        cores = self.sandbox_cores()
         if cores:
             confined, preexec = preexec, lambda: (os.sched_setaffinity(0, cores), confined())
-            self.confinement["pinned_cores"] = sorted(cores)
-        self.stash = Path(tempfile.mkdtemp(prefix="harness-stash-")) if uid is not None and spawn.mounts_possible() else None
         log = open(job.log_path, "ab") if job.log_path else subprocess.DEVNULL
         log_offset = os.path.getsize(job.log_path) if job.log_path else 0   # the judge's own lines come before
-        process = subprocess.Popen(command, pass_fds=(requests_read, replies_write, fd), env=env,
-                                   cwd=str(self.private_tmp), stdout=log, stderr=subprocess.STDOUT,
-                                   preexec_fn=spawn.with_binds(binds, preexec, self.stash), start_new_session=True)
-        os.close(requests_read)
-        os.close(replies_write)
-        os.close(fd)
-        self.sandbox = SandboxClient(process, requests_write, replies_read, uid, log_path=job.log_path,
-                                     log_offset=log_offset)
-        hello = self.sandbox.ask("hello").reply.data
-        if uid is not None and hello["uid"] != uid:
-            raise Integrity("D112", f"sandbox says it runs as uid {hello['uid']}, expected {uid}")
+        try:
+            process = subprocess.Popen(command, pass_fds=(requests_read, replies_write, fd), env=env, cwd=str(cwd),
+                                       stdout=log, stderr=subprocess.STDOUT,
+                                       preexec_fn=spawn.with_binds(list(binds), preexec, stash), start_new_session=True)
+        finally:
+            for unused in (requests_read, replies_write, fd):
+                os.close(unused)
+            if log is not subprocess.DEVNULL:
+                log.close()
+        return SandboxClient(process, requests_write, replies_read, uid, log_path=job.log_path,
+                             log_offset=log_offset), arena
 
     def sandbox_cores(self) -> set[int] | None:
         """CPU runs with `timing.cpu_pin: auto` on 4 cores or more: the sandbox gets every core but one, which
@@ -862,37 +883,39 @@ class Judge:
         # one call returns, finished during the next) can shorten. Its output is checked like any other.
         rounds = 1 if baseline else max(1, int(self.rules["bursts"]))
 
-        def lone_calls(first: int) -> list[float]:
-            seconds = []
-            for index in range(first, first + rounds):
-                seeds = self.stage_fresh(shape, layout, "single", index, 1)
-                exchange = sandbox.ask("burst", slots=[0], copy_out=cpu, method=method)
-                seconds.append(exchange.seconds)
-                if cpu:
-                    self.check_fetched(shape, layout, seeds, [0], [layout.arena_claim()], "D103", "single", [0])
-                else:
-                    fetched = sandbox.ask("fetch", layout.output_bytes, positions=[0], out_slots=[0])
-                    self.check_fetched(shape, layout, seeds, [0], fetched.reply.data["outputs"], "D103", "single")
-            return seconds
+        def lone_call(index: int) -> float:
+            seeds = self.stage_fresh(shape, layout, "single", index, 1)
+            exchange = sandbox.ask("burst", slots=[0], copy_out=cpu, method=method)
+            if cpu:
+                self.check_fetched(shape, layout, seeds, [0], [layout.arena_claim()], "D103", "single", [0])
+            else:
+                fetched = sandbox.ask("fetch", layout.output_bytes, positions=[0], out_slots=[0])
+                self.check_fetched(shape, layout, seeds, [0], fetched.reply.data["outputs"], "D103", "single")
+            return exchange.seconds
 
-        singles = lone_calls(0)
+        singles = [lone_call(index) for index in range(rounds)]
         single_overhead_s = calibration["round_trip_s"] + calibration["per_call_s"]
         latency_us = max(0.0, (min(singles) - single_overhead_s) * 1e6)
         overhead_s = calibration["round_trip_s"] + calls * calibration["per_call_s"]
         per_call_us = max(0.0, (min(walls) - overhead_s) / calls * 1e6)
-        retaken = False
-        if not baseline and latency_us > lone_allowance(cpu, claimed_us, per_call_us, cores_of(sandbox), self.rules):
+        allowed_us = lone_allowance(cpu, claimed_us, per_call_us, cores_of(sandbox), self.rules)
+        report = {}
+        if not baseline and latency_us > allowed_us:
             # The empty call was calibrated before the candidate loaded, and a shared machine's speed moves
-            # between then and now (an H200 host's vCPUs run the same code at two speeds, seconds apart): once
-            # more, a moment later. Work left running after every call shows in every lone call, so this only
-            # spares an honest call a passing slowdown.
-            time.sleep(0.2)
-            singles += lone_calls(rounds)
-            latency_us = max(0.0, (min(singles) - single_overhead_s) * 1e6)
-            retaken = True
-        report = {"judge_us": round(per_call_us, 3), "judge_latency_us": round(latency_us, 3),
-                  "judge_lone_calls": len(singles), "judge_lone_retaken": retaken,
-                  "judge_burst_calls": calls, "judge_overhead_us": round(overhead_s / calls * 1e6, 3)}
+            # between then and now (an H200 host's vCPUs run the same code at two speeds, seconds apart): a
+            # twin sandbox that never loads the candidate times the harness's empty call now, alternating
+            # with the candidate's lone calls while the candidate is stopped. Its slowdown, at most 2x, scales
+            # the empty call subtracted and the room allowed. Work left running after every call shows in
+            # every lone call, retaken or not.
+            twin = self.twin_lone_calls(shape, layout, method, rounds, lambda i: singles.append(lone_call(rounds + i)))
+            report |= twin
+            if "judge_twin_us" in twin:
+                slowdown = twin["judge_slowdown"]
+                latency_us = max(0.0, (min(singles) - slowdown * single_overhead_s) * 1e6)
+                allowed_us *= slowdown
+        report |= {"judge_us": round(per_call_us, 3), "judge_latency_us": round(latency_us, 3),
+                   "judge_lone_calls": len(singles), "judge_lone_allowed_us": round(allowed_us, 3),
+                   "judge_burst_calls": calls, "judge_overhead_us": round(overhead_s / calls * 1e6, 3)}
         total = len(walls) * calls
         cores = cores_of(sandbox)
         evidence = Evidence(
@@ -900,7 +923,7 @@ class Judge:
             cpu_us=max(0.0, cpu_s / total - calibration["cpu_per_call_s"]) * 1e6, cores=cores, calls=total,
             fetch_s=min(fetch_s) if fetch_s else None, calibrated_fetch_s=calibration["fetch_s"],
             idle_cpu_s=sandbox.idle_cpu_s, busy_cpu_s=sandbox.busy_cpu_s, extra_processes=dict(sandbox.extra_processes),
-            parallelism=parallelism, idle_where=sandbox.idle_summary())
+            parallelism=parallelism, idle_where=sandbox.idle_summary(), slowdown=report.get("judge_slowdown", 1.0))
         report["judge_idle_cpu_ms"] = round(sandbox.idle_cpu_s * 1e3, 1)
         if cpu:
             report |= {"judge_cpu_us": round(evidence.cpu_us, 3), "judge_cores": cores,
@@ -910,6 +933,62 @@ class Judge:
         if not baseline:   # the baselines are the reference itself: reported, not judged
             run_checks(evidence, self.rules)
         return report
+
+    def twin_lone_calls(self, shape, layout: Layout, method: str, rounds: int, candidate_call) -> dict:
+        """The harness's empty call alone, timed now in a twin sandbox that never loads the candidate, on the
+        cores the candidate's sandbox may use, alternating with `candidate_call(i)` (a lone call of the
+        candidate) for i in range(rounds). The candidate's sandbox is stopped (SIGSTOP) while the twin is
+        timed, so it cannot slow it to buy itself room. Returns the twin's time and the slowdown since
+        calibration (1-2x), or why there is none."""
+        sandbox, cpu = self.sandbox, self.device.type != "cuda"
+        calibration = self.calibration[shape.name]
+        calibrated_s = calibration["round_trip_s"] + calibration["per_call_s"]
+        started = time.perf_counter()
+        private_tmp, confinement = confine.prepare_sandbox(None, [])
+        twin = None
+        try:
+            cores = os.sched_getaffinity(sandbox.process.pid) if hasattr(os, "sched_getaffinity") else None
+            twin, arena = self.spawn(layout_end(layout), "twin", None, confinement,
+                                     confine.sandbox_env(private_tmp, dict(self.job.sandbox_env)), private_tmp, cores)
+            twin.ask("hello")
+            twin.ask("load", kind="trivial")
+            twin.ask("layout", **layout.message(float(self.settings.get("spin_us", 40.0))))
+            self.write_inputs(layout, 0, self.draw(shape, None, 1), self.torch.frombuffer(arena, dtype=self.torch.uint8))
+            twin.ask("stage", slots=[0])
+            for _ in range(3):   # as calibration did before its timed calls
+                twin.ask("burst", slots=[0], copy_out=cpu, method=method)
+            empty: list[float] = []
+            for index in range(rounds):
+                os.killpg(sandbox.process.pid, signal.SIGSTOP)
+                try:
+                    empty.append(twin.ask("burst", slots=[0], copy_out=cpu, method=method).seconds)
+                finally:
+                    os.killpg(sandbox.process.pid, signal.SIGCONT)
+                try:
+                    candidate_call(index)
+                except Exception as exc:   # the candidate's failure is its own, never the twin's
+                    raise CandidateCallFailed() from exc
+            twin_s = min(empty)
+            slowdown = min(2.0, max(1.0, twin_s / calibrated_s)) if calibrated_s > 0 else 1.0
+            return {"judge_twin_us": round(twin_s * 1e6, 3), "judge_calibrated_us": round(calibrated_s * 1e6, 3),
+                    "judge_slowdown": round(slowdown, 4), "judge_twin_s": round(time.perf_counter() - started, 3)}
+        except CandidateCallFailed as wrapper:
+            raise wrapper.__cause__ from None
+        except (OSError, SandboxFailed, SandboxDied, ProtocolError) as exc:
+            return {"judge_twin_error": f"{type(exc).__name__}: {exc}"[:200]}
+        finally:
+            if twin is not None:
+                with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                    os.write(twin.requests, Request("quit").encode())
+                    twin.process.wait(timeout=5)
+                if twin.process.poll() is None:
+                    with contextlib.suppress(OSError):
+                        os.killpg(twin.process.pid, signal.SIGKILL)
+                    twin.process.wait()
+                for fd in (twin.requests, twin.replies):
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+            confine.release_sandbox(private_tmp, [])
 
     # --- one run --------------------------------------------------------------------------------------------
     def outcome(self, shape: str, status: str, stage: str, reason: str = "", **extra) -> None:

@@ -68,3 +68,14 @@ def test_every_check_is_registered_with_a_rationale():
     assert set(judge.EVIDENCE_CHECKS) == {"D108", "D109", "D110", "D114"}
     for check_id, check in judge.EVIDENCE_CHECKS.items():
         assert check.__doc__ and check_id in judge.CHECKS
+
+
+def test_a_slowdown_measured_by_the_twin_sandbox_widens_the_lone_call_room_at_most_twofold():
+    """The H200 seed runs that flagged honest v13/v16 (results/h200/checks/seed_repeats): one call alone 83.8 us
+    beyond the empty call calibrated seconds earlier, against 72.7 allowed. A machine measured 1.5x slower now
+    passes it; the room never grows past what a 2x slowdown gives."""
+    flagged = dataclasses.replace(HONEST_GPU_SEED, claimed_us=5.1, judge_us=4.5, latency_us=83.8)
+    assert judge.clock_accounts_for_claim(flagged, RULES).startswith("one call alone")
+    assert judge.clock_accounts_for_claim(dataclasses.replace(flagged, slowdown=1.5), RULES) == ""
+    far = dataclasses.replace(flagged, latency_us=2.01 * judge.lone_allowance(False, 5.1, 4.5, 16, RULES))
+    assert judge.clock_accounts_for_claim(dataclasses.replace(far, slowdown=2.0), RULES).startswith("one call alone")

@@ -1,0 +1,92 @@
+"""The twin sandbox (judge.Judge.twin_lone_calls): when a lone call overruns its room, a fresh sandbox that never
+loads the candidate times the harness's empty call now, alternating with the candidate's lone calls while the
+candidate's sandbox is stopped, and the machine's slowdown since calibration (1-2x) stretches the room. Run on
+the CPU with the harness's own trivial call standing in for the candidate."""
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+from harness import judge
+from harness.config import load_config
+from harness.protocol import EvaluateJob
+from tests.conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def calibrated():
+    config = load_config()
+    job = EvaluateJob(device="cpu", problem_path=str(REPO / "problems" / "scalar_gated_delta.yaml"), shapes=("seed",),
+                      timing=dict(config.get("timing")), judge=dict(config.get("judge")), secret_seed=7,
+                      results_path="", candidate_id="twin-test")
+    referee = judge.Judge(job, emit=lambda line: None)
+    shape = referee.problem.shapes["seed"]
+    layout = referee.layouts["seed"] = referee.layout_for(shape, referee.slots_for(shape))
+    referee.start_sandbox(judge.layout_end(layout))
+    try:
+        referee.sandbox.ask("load", kind="trivial")
+        referee.calibration["seed"] = referee.calibrate(shape, layout)
+        yield referee, shape, layout
+    finally:
+        referee.stop_sandbox()
+
+
+def states_during(referee, calls: list[str]):
+    """A stand-in for the candidate's lone call: its sandbox's state as the call starts, then the call."""
+    def call(index: int) -> None:
+        with open(f"/proc/{referee.sandbox.process.pid}/stat") as handle:
+            calls.append(handle.read().rsplit(")", 1)[1].split()[0])
+        referee.sandbox.ask("burst", slots=[0], copy_out=True)
+    return call
+
+
+def test_the_twin_times_the_empty_call_between_the_candidates_lone_calls(calibrated):
+    referee, shape, layout = calibrated
+    states: list[str] = []
+    found = referee.twin_lone_calls(shape, layout, "cpu", 3, states_during(referee, states))
+    assert "judge_twin_error" not in found, found
+    assert states == ["S", "S", "S"]   # running again (sleeping on its pipe) for each of its own calls
+    assert 1.0 <= found["judge_slowdown"] <= 2.0 and found["judge_twin_us"] > 0
+
+
+def test_the_slowdown_is_measured_against_calibration_and_capped(calibrated):
+    referee, shape, layout = calibrated
+    saved = dict(referee.calibration["seed"])
+    try:
+        for factor, expected in ((1 / 50, 2.0), (50, 1.0)):   # calibrated on a far faster, then far slower machine
+            referee.calibration["seed"] = dict(saved, round_trip_s=saved["round_trip_s"] * factor,
+                                               per_call_s=saved["per_call_s"] * factor)
+            found = referee.twin_lone_calls(shape, layout, "cpu", 2, lambda index: None)
+            assert found["judge_slowdown"] == expected, found
+    finally:
+        referee.calibration["seed"] = saved
+
+
+def test_the_candidate_is_stopped_while_the_twin_is_timed(calibrated, monkeypatch):
+    referee, shape, layout = calibrated
+    seen: list[str] = []
+    ask = judge.SandboxClient.ask
+
+    def watching(client, op, *args, **kwargs):
+        if client is not referee.sandbox and op == "burst":
+            with open(f"/proc/{referee.sandbox.process.pid}/stat") as handle:
+                seen.append(handle.read().rsplit(")", 1)[1].split()[0])
+        return ask(client, op, *args, **kwargs)
+
+    monkeypatch.setattr(judge.SandboxClient, "ask", watching)
+    referee.twin_lone_calls(shape, layout, "cpu", 2, lambda index: None)
+    assert seen[-2:] == ["T", "T"], seen   # the last two: the timed ones; the first three warm the twin
+
+
+def test_a_failure_of_the_candidates_call_is_its_own_not_the_twins(calibrated):
+    referee, shape, layout = calibrated
+
+    def wrong(index: int) -> None:
+        raise judge.Integrity("D103", "single output 0, checked in secret, is wrong")
+
+    with pytest.raises(judge.Integrity, match="D103"):
+        referee.twin_lone_calls(shape, layout, "cpu", 2, wrong)
+    with contextlib.suppress(OSError):   # running again afterwards
+        with open(f"/proc/{referee.sandbox.process.pid}/stat") as handle:
+            assert handle.read().rsplit(")", 1)[1].split()[0] != "T"
