@@ -168,13 +168,16 @@ class NodeOutcome:
 @dataclass(frozen=True)
 class TaskTiming:
     """One task as the driver saw it, for tools/ray_scale.py: `round_trip_s` less `work_s` is what Ray and the
-    backend cost (queueing, a fresh worker process, moving sources and builds)."""
+    backend cost (queueing, a fresh worker process, moving sources and builds); the gap between one evaluation's
+    end and the next one's start on the same node is the time its GPU (or CPU lane) sat idle between them."""
     kind: str              # build or evaluate
     item: str              # candidate or baseline id
     node: str
     round_trip_s: float    # submitted to returned, on the driver's clock
     task_s: float          # the task's own start to end, on the node's clock
     work_s: float          # the judge (or compile) inside it
+    started_at: float = 0.0    # the task's start and end on the node's clock (evaluations)
+    finished_at: float = 0.0
 
 
 # --- build folders through the object store -------------------------------------------------------------------
@@ -393,12 +396,16 @@ class RayBackend:
             raise BackendUnavailable(f"{where}: could not start or join a Ray cluster ({first.strip()[:200]})") from None
 
     def lanes(self, env: EnvInfo, gpus: list[int]) -> list[int | None]:
-        """As many evaluations in flight as the cluster has GPUs (CUDA runs: Ray picks the GPU and sets
-        CUDA_VISIBLE_DEVICES in the task, so no lane names one) or nodes (CPU runs: one each, see `take_node`)."""
+        """CUDA runs: twice as many evaluations in flight as the cluster has GPUs. Ray picks the GPU and sets
+        CUDA_VISIBLE_DEVICES in the task, so no lane names one, and runs one task per GPU; the other waits its
+        turn, and Ray starts its fresh worker process meanwhile (a task queued behind a busy GPU is a backlog,
+        which Ray prestarts workers for): on an H200 a candidate whose task was submitted only when the GPU
+        came free waited 2.6 s for its worker. CPU runs: one per node (see `take_node`)."""
         if env.device == "cuda":
             count = int(ray.cluster_resources().get("GPU", 0))
             if count == 0:
                 raise BackendUnavailable("--backend ray: a CUDA run, but the Ray cluster has no GPU")
+            count *= 2
         else:
             count = len(cpu_nodes())
         return [None] * max(1, min(count, MAX_LANES))
@@ -532,7 +539,8 @@ class RayBackend:
         self.deliver(node.lines, on_line)
         with self.lock:
             self.timings.append(TaskTiming("evaluate", job.candidate_id or job.baseline, node.node,
-                                           time.time() - submitted, node.finished_at - node.started_at, node.judge_s))
+                                           time.time() - submitted, node.finished_at - node.started_at, node.judge_s,
+                                           node.started_at, node.finished_at))
         return WorkerOutcome(list(node.lines), node.returncode, node.timed_out, node.judge_s, log_path)
 
     @staticmethod

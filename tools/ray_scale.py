@@ -102,6 +102,7 @@ def run_on(nodes: int, cpus: int, gpus: int, options: runner.RunOptions, work: P
     evaluations = [t for t in backend.timings if t.kind == "evaluate"]
     candidates = [t for t in evaluations if not t.item.startswith("ref:") and t.item != "eager"]
     overhead = [t.round_trip_s - t.work_s for t in candidates]
+    idle = idle_between(evaluations)
     statuses = count_statuses(summary)
     figures = {
         "nodes": nodes, "cpus_per_node": cpus, "gpus_per_node": gpus, "in_flight": nodes * max(1, gpus),
@@ -111,6 +112,9 @@ def run_on(nodes: int, cpus: int, gpus: int, options: runner.RunOptions, work: P
         "overhead_per_candidate_s": {"mean": round(statistics.mean(overhead), 3),
                                      "median": round(statistics.median(overhead), 3),
                                      "max": round(max(overhead), 3)},
+        "idle_between_evaluations_s": {"mean": round(statistics.mean(idle), 3) if idle else None,
+                                       "median": round(statistics.median(idle), 3) if idle else None,
+                                       "max": round(max(idle), 3) if idle else None},
         "ray_share_s": round(statistics.mean(t.round_trip_s - t.task_s for t in candidates), 3),
         "in_task_share_s": round(statistics.mean(t.task_s - t.work_s for t in candidates), 3),
         "judge_s_mean": round(statistics.mean(t.work_s for t in candidates), 3),
@@ -119,9 +123,25 @@ def run_on(nodes: int, cpus: int, gpus: int, options: runner.RunOptions, work: P
     say(f"{nodes} node(s) x {cpus} CPUs: {len(candidates)} candidates in {summary.wall_s:.1f} s "
         f"({figures['per_candidate_wall_s']:.2f} s each); overhead per candidate mean "
         f"{figures['overhead_per_candidate_s']['mean']:.2f} s, median {figures['overhead_per_candidate_s']['median']:.2f} s "
-        f"(Ray {figures['ray_share_s']:.2f} s, in the task {figures['in_task_share_s']:.2f} s); judge "
+        f"(Ray {figures['ray_share_s']:.2f} s, in the task {figures['in_task_share_s']:.2f} s); a node idle between "
+        f"two evaluations: mean {figures['idle_between_evaluations_s']['mean']} s, median "
+        f"{figures['idle_between_evaluations_s']['median']} s; judge "
         f"{figures['judge_s_mean']:.2f} s each; nodes used {figures['nodes_used']}; statuses {statuses}")
     return figures
+
+
+def idle_between(evaluations: list) -> list[float]:
+    """On each node, from one evaluation task's end to the next one's start: time its GPU (CUDA runs, one GPU a
+    node) or its CPU lane sat idle while Ray handed over, in the task's own clock. Round trips include the
+    time a task queued behind a busy GPU, which is not overhead."""
+    gaps = []
+    by_node: dict[str, list] = {}
+    for task in evaluations:
+        by_node.setdefault(task.node, []).append(task)
+    for tasks in by_node.values():
+        tasks.sort(key=lambda t: t.started_at)
+        gaps += [max(0.0, b.started_at - a.finished_at) for a, b in zip(tasks, tasks[1:])]
+    return gaps
 
 
 def count_statuses(summary: runner.RunSummary) -> dict[str, int]:
