@@ -9,11 +9,11 @@ in, the same `BuildResult` or `WorkerOutcome` the local backend gives out.
   one object to every evaluation of the candidate; the evaluation task unpacks it into its node's local cache
   unless an identical entry is there. A build already in the driver's cache is never sent out: it is packed
   from there.
-- Evaluations: one task each (`evaluate_on_node`, one GPU on CUDA runs, one CPU on CPU runs) in a fresh Ray
-  worker process (`max_calls=1`), so a fault or a cheat's leftovers never meet the next candidate. Inside it the
-  local backend's judge path runs unchanged (backend.LocalBackend.judge): a judge process, a confined sandbox,
-  the time limit and the kill at it. The task returns the judge's ShapeOutcome lines and the end of its log.
-  On CPU runs a node times one candidate at a time, as the local backend does: a timed CPU call beside another
+- Evaluations: one task each (`evaluate_on_node`, one GPU on CUDA runs, one CPU on CPU runs). Inside it the
+  local backend's judge path runs unchanged (backend.LocalBackend.judge): a fresh judge process, a fresh
+  confined sandbox, the time limit and the kill at it, so a fault or a cheat's leftovers never meet the next
+  candidate. The Ray worker itself only dispatches, like the local runner, and serves many evaluations. The
+  task returns the judge's ShapeOutcome lines and the end of its log. On CPU runs a node times one candidate at a time, as the local backend does: a timed CPU call beside another
   evaluation reads slower and spreads wider.
 - Records: written by the driver alone (runner.py), as each task returns.
 - Failures: a task whose worker process or node dies is retried elsewhere, up to SYSTEM_RETRIES times; a
@@ -61,6 +61,7 @@ NODE_DIR_VARIABLE = "HARNESS_RAY_NODE_DIR"   # where a node keeps sources, build
 SYSTEM_RETRIES = 3      # a task whose worker or node died runs again, elsewhere if the node is gone
 BUILD_CPUS = 1          # a compile's share of a node; ninja may use MAX_JOBS threads beside it
 MAX_LANES = 256         # evaluations the driver keeps in flight, at most: one thread each
+WORKER_CALLS = 100      # evaluations one Ray worker process serves before Ray replaces it (see evaluate_on_node)
 LOG_BYTES = 256 << 10   # the end of a judge's log that comes back to the driver
 MTIME_NS_HEADER = "HARNESS.mtime_ns"   # a packed file's modification time in ns (a pax header of its own)
 # what a cluster's nodes get of this checkout (runtime_env working_dir): the harness, problems, candidates
@@ -282,9 +283,13 @@ def build_on_node(task: BuildTask) -> tuple[build_stage.BuildResult, bytes]:
     return result, pack_build(result.build_dir)
 
 
-@ray.remote(max_calls=1)
+@ray.remote(max_calls=WORKER_CALLS)
 def evaluate_on_node(task: EvaluationTask, bundle: bytes | None) -> NodeOutcome:
-    """Evaluate one entry through the local backend's judge path, with the task's files written on this node."""
+    """Evaluate one entry through the local backend's judge path, with the task's files written on this node.
+    The Ray worker running this never imports torch or the candidate: it starts a fresh judge process, which
+    starts a fresh confined sandbox, and both are gone (with every process of the sandbox's user) when it
+    returns, as a local runner's thread does for each evaluation. So a worker serves many evaluations; a fresh
+    one each (max_calls=1) isolated nothing more and left an H200 idle 2.6 s between two candidates."""
     return evaluate_here(task, bundle)
 
 
@@ -396,16 +401,12 @@ class RayBackend:
             raise BackendUnavailable(f"{where}: could not start or join a Ray cluster ({first.strip()[:200]})") from None
 
     def lanes(self, env: EnvInfo, gpus: list[int]) -> list[int | None]:
-        """CUDA runs: twice as many evaluations in flight as the cluster has GPUs. Ray picks the GPU and sets
-        CUDA_VISIBLE_DEVICES in the task, so no lane names one, and runs one task per GPU; the other waits its
-        turn, and Ray starts its fresh worker process meanwhile (a task queued behind a busy GPU is a backlog,
-        which Ray prestarts workers for): on an H200 a candidate whose task was submitted only when the GPU
-        came free waited 2.6 s for its worker. CPU runs: one per node (see `take_node`)."""
+        """As many evaluations in flight as the cluster has GPUs (CUDA runs: Ray picks the GPU and sets
+        CUDA_VISIBLE_DEVICES in the task, so no lane names one) or nodes (CPU runs: one each, see `take_node`)."""
         if env.device == "cuda":
             count = int(ray.cluster_resources().get("GPU", 0))
             if count == 0:
                 raise BackendUnavailable("--backend ray: a CUDA run, but the Ray cluster has no GPU")
-            count *= 2
         else:
             count = len(cpu_nodes())
         return [None] * max(1, min(count, MAX_LANES))
