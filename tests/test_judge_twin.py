@@ -46,7 +46,7 @@ def test_the_twin_times_the_empty_call_between_the_candidates_lone_calls(calibra
     states: list[str] = []
     found = referee.twin_lone_calls(shape, layout, "cpu", 3, states_during(referee, states))
     assert "judge_twin_error" not in found, found
-    assert states == ["S", "S", "S"]   # running again (sleeping on its pipe) for each of its own calls
+    assert len(states) == 3 and "T" not in states, states   # continued before each of its own calls
     assert 1.0 <= found["judge_slowdown"] <= 2.0 and found["judge_twin_us"] > 0
 
 
