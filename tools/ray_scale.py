@@ -194,7 +194,7 @@ def plot(figures: list[dict], path: Path, count: int, cores: int) -> None:
     left.set_ylim(bottom=0)
     ray_share = [f["ray_share_s"] for f in figures]
     in_task = [f["in_task_share_s"] for f in figures]
-    right.bar(nodes, ray_share, label="Ray: queue, fresh worker, transfer")
+    right.bar(nodes, ray_share, label="Ray: queue, dispatch, transfer")
     right.bar(nodes, in_task, bottom=ray_share, label="in the task: sources, build unpack")
     right.set(xlabel="simulated Ray nodes", ylabel="overhead per candidate (s)", xticks=nodes,
               title="time around each judge (mean)")
