@@ -13,8 +13,9 @@ in, the same `BuildResult` or `WorkerOutcome` the local backend gives out.
   local backend's judge path runs unchanged (backend.LocalBackend.judge): a fresh judge process, a fresh
   confined sandbox, the time limit and the kill at it, so a fault or a cheat's leftovers never meet the next
   candidate. The Ray worker itself only dispatches, like the local runner, and serves many evaluations. The
-  task returns the judge's ShapeOutcome lines and the end of its log. On CPU runs a node times one candidate at a time, as the local backend does: a timed CPU call beside another
-  evaluation reads slower and spreads wider.
+  task returns the judge's ShapeOutcome lines and the end of its log. On CPU runs a node times one candidate
+  at a time, as the local backend does: a timed CPU call beside another evaluation reads slower and spreads
+  wider.
 - Records: written by the driver alone (runner.py), as each task returns.
 - Failures: a task whose worker process or node dies is retried elsewhere, up to SYSTEM_RETRIES times; a
   candidate's failure is data (its lines), never an exception, so it is never retried. A task lost every time
@@ -169,7 +170,7 @@ class NodeOutcome:
 @dataclass(frozen=True)
 class TaskTiming:
     """One task as the driver saw it, for tools/ray_scale.py: `round_trip_s` less `work_s` is what Ray and the
-    backend cost (queueing, a fresh worker process, moving sources and builds); the gap between one evaluation's
+    backend cost (queueing, dispatch, moving sources and builds); the gap between one evaluation's
     end and the next one's start on the same node is the time its GPU (or CPU lane) sat idle between them."""
     kind: str              # build or evaluate
     item: str              # candidate or baseline id
