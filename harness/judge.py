@@ -242,6 +242,22 @@ class SandboxClient:
             raise SandboxFailed(reply.status, reply.error)
         return Exchange(reply, seconds, cpu_end - cpu_start)
 
+    def end(self) -> None:
+        """Ask the process to quit, kill its process group if it has not within 5 s, and close the pipes."""
+        try:
+            if self.process.poll() is None:
+                os.write(self.requests, Request("quit").encode())
+                self.process.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        if self.process.poll() is None:
+            with contextlib.suppress(OSError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        for fd in (self.requests, self.replies):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
     def died(self) -> SandboxDied:
         return SandboxDied(died_reason(self.process.returncode, read_tail(self.log_path, self.log_offset)
                                        if self.log_path else ""))
@@ -646,24 +662,8 @@ class Judge:
     def stop_sandbox(self) -> None:
         sandbox = self.sandbox
         if sandbox is not None:
-            try:
-                if sandbox.process.poll() is None:
-                    os.write(sandbox.requests, Request("quit").encode())
-                    sandbox.process.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
-            if sandbox.process.poll() is None:
-                try:
-                    os.killpg(sandbox.process.pid, signal.SIGKILL)
-                except OSError:
-                    pass
-                sandbox.process.wait()
+            sandbox.end()
             confine.kill_user(sandbox.uid)
-            for fd in (sandbox.requests, sandbox.replies):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
         if self.private_tmp is not None:
             confine.release_sandbox(self.private_tmp, getattr(self, "writable", []))
         if getattr(self, "extension_copy", None) is not None:
@@ -898,7 +898,8 @@ class Judge:
         latency_us = max(0.0, (min(singles) - single_overhead_s) * 1e6)
         overhead_s = calibration["round_trip_s"] + calls * calibration["per_call_s"]
         per_call_us = max(0.0, (min(walls) - overhead_s) / calls * 1e6)
-        allowed_us = lone_allowance(cpu, claimed_us, per_call_us, cores_of(sandbox), self.rules)
+        cores = cores_of(sandbox)
+        allowed_us = lone_allowance(cpu, claimed_us, per_call_us, cores, self.rules)
         report = {}
         if not baseline and latency_us > allowed_us:
             # The empty call was calibrated before the candidate loaded, and a shared machine's speed moves
@@ -917,7 +918,6 @@ class Judge:
                    "judge_lone_calls": len(singles), "judge_lone_allowed_us": round(allowed_us, 3),
                    "judge_burst_calls": calls, "judge_overhead_us": round(overhead_s / calls * 1e6, 3)}
         total = len(walls) * calls
-        cores = cores_of(sandbox)
         evidence = Evidence(
             device=self.device.type, claimed_us=claimed_us, judge_us=per_call_us, latency_us=latency_us,
             cpu_us=max(0.0, cpu_s / total - calibration["cpu_per_call_s"]) * 1e6, cores=cores, calls=total,
@@ -978,16 +978,7 @@ class Judge:
             return {"judge_twin_error": f"{type(exc).__name__}: {exc}"[:200]}
         finally:
             if twin is not None:
-                with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-                    os.write(twin.requests, Request("quit").encode())
-                    twin.process.wait(timeout=5)
-                if twin.process.poll() is None:
-                    with contextlib.suppress(OSError):
-                        os.killpg(twin.process.pid, signal.SIGKILL)
-                    twin.process.wait()
-                for fd in (twin.requests, twin.replies):
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
+                twin.end()
             confine.release_sandbox(private_tmp, [])
 
     # --- one run --------------------------------------------------------------------------------------------

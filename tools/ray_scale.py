@@ -45,6 +45,7 @@ from harness.config import load_config  # noqa: E402
 from harness.discovery import discover  # noqa: E402
 from harness.env import REPO_ROOT, probe_env  # noqa: E402
 from harness.problem import load_problem  # noqa: E402
+from harness.records import read_records  # noqa: E402
 from harness.rules import parse_candidate  # noqa: E402
 
 PROBLEM = REPO_ROOT / "problems" / "scalar_gated_delta.yaml"
@@ -162,11 +163,7 @@ def run_local(options: runner.RunOptions, say) -> dict:
 def compare_records(work: Path, problem: str, say) -> list[dict]:
     """Per copy and shape: the local and the Ray run's status and time, side by side."""
     def read(folder: Path) -> dict:
-        rows = {}
-        for line in (folder / problem / "records.jsonl").read_text().splitlines():
-            record = json.loads(line)
-            rows[(record["candidate"], record["shape"])] = record
-        return rows
+        return {(r.candidate, r.shape): r.to_json() for r in read_records(folder / problem / "records.jsonl")}
 
     ray_runs = sorted(work.glob("results-[0-9]*"))
     local, ray_rows = read(work / "results-local"), read(ray_runs[0])
