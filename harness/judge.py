@@ -105,6 +105,18 @@ def _stat_fields(pid: str) -> list[str] | None:
         return None
 
 
+def stop_and_wait(pid: int, timeout_s: float = 0.5) -> None:
+    """SIGSTOP a process group and wait until its leader shows stopped: the signal is taken when the process
+    next runs, which on a busy machine comes after kill() returns."""
+    os.killpg(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        fields = _stat_fields(str(pid))
+        if fields is None or fields[0] in ("T", "t", "Z", "X"):
+            return
+        time.sleep(0.0002)
+
+
 def _uid_of(pid: str) -> int | None:
     try:
         with open(f"/proc/{pid}/status", "rb") as handle:
@@ -959,7 +971,7 @@ class Judge:
                 twin.ask("burst", slots=[0], copy_out=cpu, method=method)
             empty: list[float] = []
             for index in range(rounds):
-                os.killpg(sandbox.process.pid, signal.SIGSTOP)
+                stop_and_wait(sandbox.process.pid)
                 try:
                     empty.append(twin.ask("burst", slots=[0], copy_out=cpu, method=method).seconds)
                 finally:
