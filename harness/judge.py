@@ -105,6 +105,32 @@ def _stat_fields(pid: str) -> list[str] | None:
         return None
 
 
+# Where an evaluation's time goes before its first shape (README, "Throughput"): the judge's process start,
+# imports and CUDA context, its gold model, the sandbox's start, calibration, the candidate's load and the check
+# shapes, each in seconds; STARTED is the judge process's start on the monotonic clock.
+SETUP: dict[str, float] = {}
+STARTED = time.monotonic()
+
+
+def process_age_s() -> float:
+    """Seconds since this process started (from /proc), so the interpreter's own start counts too."""
+    try:
+        with open("/proc/self/stat") as stat, open("/proc/uptime") as uptime:
+            ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
+            return max(0.0, float(uptime.read().split()[0]) - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+@contextlib.contextmanager
+def setup_phase(name: str):
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        SETUP[name] = SETUP.get(name, 0.0) + time.monotonic() - started
+
+
 def stop_and_wait(pid: int, timeout_s: float = 0.5) -> None:
     """SIGSTOP a process group and wait until its leader shows stopped: the signal is taken when the process
     next runs, which on a busy machine comes after kill() returns."""
@@ -862,7 +888,9 @@ class Judge:
         with self.cost("bursts"):
             judge = self.cross_check(shape, layout, result.median_us, baseline, method,
                                      timed_cpu_s / timed_s if timed_s > 0 else 1.0)
-        timing_json |= judge | {"judge_costs_s": {k: round(v, 3) for k, v in self.costs.items()}}
+        timing_json |= judge | {"judge_costs_s": {k: round(v, 3) for k, v in self.costs.items()},
+                                "judge_setup_s": {k: round(v, 3) for k, v in SETUP.items()},
+                                "judge_elapsed_s": round(time.monotonic() - STARTED, 3)}
         return {"timing": timing_json, "time_us": result.median_us, "host_us": judge.get("judge_us")}
 
     def cross_check(self, shape, layout: Layout, claimed_us: float, baseline: bool, method: str,
@@ -1013,10 +1041,12 @@ class Judge:
             self.layouts[shape.name] = self.layout_for(shape, self.slots_for(shape))
         for shape in check_shapes:
             self.layouts[shape.name] = self.layout_for(shape, 1)
-        self.start_sandbox(max(layout_end(layout) for layout in self.layouts.values()))
-        self.sandbox.ask("load", kind="trivial")
-        for shape in shapes:
-            self.calibration[shape.name] = self.calibrate(shape, self.layouts[shape.name])
+        with setup_phase("sandbox_start"):
+            self.start_sandbox(max(layout_end(layout) for layout in self.layouts.values()))
+            self.sandbox.ask("load", kind="trivial")
+        with setup_phase("calibration"):
+            for shape in shapes:
+                self.calibration[shape.name] = self.calibrate(shape, self.layouts[shape.name])
         started = time.perf_counter()
         if baseline:
             load = self.sandbox.ask("load", kind="reference", path=str(self.problem.reference_path),
@@ -1032,6 +1062,7 @@ class Judge:
                                  "load", str(exc))
                 return
         load_s = time.perf_counter() - started
+        SETUP["load"] = load_s
         self.sandbox.watch_processes = True
         # CPU burnt before the candidate loaded was the harness's own (first touches of the arena while
         # calibrating the larger shapes read 0.6-0.7 s on an H200 host): only what follows is the candidate's
@@ -1043,7 +1074,8 @@ class Judge:
         failure = None
         for shape in check_shapes:   # correctness only, never timed: no specialising for the timed shapes
             try:
-                self.verify(shape, self.layouts[shape.name], False)
+                with setup_phase("check_shapes"):
+                    self.verify(shape, self.layouts[shape.name], False)
             except (Wrong, Integrity, SandboxFailed) as exc:
                 status = {Wrong: "wrong", Integrity: "integrity"}.get(type(exc), getattr(exc, "status", "runtime_error"))
                 failure = (status, f"check shape {shape.name}: {exc}", getattr(exc, "check", ""))
@@ -1142,18 +1174,23 @@ def warm_compile(job: EvaluateJob, emit) -> None:
 # --- process plumbing --------------------------------------------------------------------------------------
 
 def main() -> int:
+    global STARTED
+    STARTED = time.monotonic() - process_age_s()
+    SETUP["process_start"] = time.monotonic() - STARTED
     job = EvaluateJob.from_json(json.loads(sys.stdin.read()))
     die_with_runner(job.runner_pid)
     emit = Emitter(job.results_path)
     if job.device == "cuda":
-        import torch
-        torch.cuda.set_device(0)   # CUDA_VISIBLE_DEVICES already pins one GPU
+        with setup_phase("torch_cuda_init"):
+            import torch
+            torch.cuda.set_device(0)   # CUDA_VISIBLE_DEVICES already pins one GPU
     if job.warm_only:
         warm_compile(job, emit)
     else:
         judge = None
         try:
-            judge = Judge(job, emit)
+            with setup_phase("judge_init"):
+                judge = Judge(job, emit)
             judge.run()
         except SandboxDied as exc:
             traceback.print_exc()
