@@ -19,6 +19,7 @@ import dataclasses
 import json
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -80,9 +81,10 @@ def summarize(results: Path, builds: Path, wall_s: float, count: int, shapes: li
                 shape_costs.setdefault(name, []).append(seconds)
     per_evaluation_shapes = {name: sum(v) / max(1, len(evaluations)) for name, v in shape_costs.items()}
     busy = sum(evaluations)
+    finished = sum(1 for rows in by_candidate.values() if {r["shape"] for r in rows} >= set(shapes))
     return {
-        "candidates": count, "shapes": shapes, "wall_s": round(wall_s, 1),
-        "candidates_per_hour": round(count / wall_s * 3600, 1), "statuses": statuses,
+        "candidates": count, "finished": finished, "shapes": shapes, "wall_s": round(wall_s, 1),
+        "candidates_per_hour": round(finished / wall_s * 3600, 1), "statuses": statuses,
         "compile_s_mean": round(mean(compiles), 1), "compile_s_sum": round(sum(compiles), 1), "compiled": len(compiles),
         "evaluation_s_mean": round(mean(evaluations), 2), "evaluated": len(evaluations),
         "judge_setup_s_mean": {k: round(mean(v), 3) for k, v in setup.items()},
@@ -99,6 +101,8 @@ def main() -> int:
     parser.add_argument("--shapes", default="seed,medium,large")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--config-extra", default="", help="YAML lines added to the run's config")
+    parser.add_argument("--limit-s", type=float, default=None,
+                        help="stop the run after this long and report the candidates that finished")
     args = parser.parse_args()
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -119,8 +123,14 @@ def main() -> int:
     say(f"{args.count} variants of {args.source.name}; {' '.join(command[1:])}")
     started = time.monotonic()
     with open(out / "run.log", "w") as run_log:
-        code = subprocess.run(command, cwd=REPO_ROOT, stdout=run_log, stderr=subprocess.STDOUT,
-                              env=dict(os.environ, PYTHONPATH=str(REPO_ROOT))).returncode
+        process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=run_log, stderr=subprocess.STDOUT,
+                                   env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+        try:
+            code = process.wait(timeout=args.limit_s)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGINT)   # the runner keeps what finished and kills its workers
+            code = process.wait()
+            say(f"stopped after {args.limit_s:.0f} s (--limit-s): only the candidates that finished count")
     wall_s = time.monotonic() - started
     results = out / "results" / args.problem.stem / "records.jsonl"
     summary = summarize(results, out / "builds", wall_s, args.count, args.shapes.split(","))
