@@ -41,9 +41,10 @@ class Backend(Protocol):
         with `build_dir` in this machine's cache."""
 
     def judge(self, job: EvaluateJob, env_overrides: dict, limit_s: float, log_path: Path,
-              on_line: Callable[[dict], None] | None = None) -> WorkerOutcome:
+              on_line: Callable[[dict], None] | None = None, gate: threading.Event | None = None) -> WorkerOutcome:
         """Evaluate one entry in a judge process (killed at `limit_s`), `on_line` seeing each ShapeOutcome line;
-        the judge's output ends up in `log_path` on this machine."""
+        the judge's output ends up in `log_path` on this machine. With `gate`, the judge may start at once but
+        touches the GPU only once the gate is set (a backend that cannot hold a judge waits for it first)."""
 
     def stop(self) -> None:
         """Kill everything in flight (Ctrl-C): nothing of it is recorded."""
@@ -54,6 +55,7 @@ class Backend(Protocol):
 
 class LocalBackend:
     """This machine: as many evaluations in flight as GPUs given (one on CPU runs)."""
+    holds_judges = True   # a judge can start early and wait at its gate (spawn.spawn_worker)
 
     def lanes(self, env: EnvInfo, gpus: list[int]) -> list[int | None]:
         return list(gpus) if env.device == "cuda" else [None]
@@ -62,14 +64,15 @@ class LocalBackend:
         return build_stage.build_all(jobs, env, arch, cache_dir, time_limit_s, workers, on_done, cancel)
 
     def judge(self, job: EvaluateJob, env_overrides: dict, limit_s: float, log_path: Path,
-              on_line: Callable[[dict], None] | None = None) -> WorkerOutcome:
+              on_line: Callable[[dict], None] | None = None, gate: threading.Event | None = None) -> WorkerOutcome:
         if job.sandbox_slot is None:   # a trusted baseline: no user of its own
-            return spawn_worker(job.to_json(), env_overrides, limit_s, log_path, on_line=on_line, module="harness.judge")
+            return spawn_worker(job.to_json(), env_overrides, limit_s, log_path, on_line=on_line, module="harness.judge",
+                                gate=gate)
         with sandbox_slot(build_stage.BUILD_SLOTS, confine.SANDBOX_SLOTS - build_stage.BUILD_SLOTS) as slot:
             job = dataclasses.replace(job, sandbox_slot=slot)
             try:
                 return spawn_worker(job.to_json(), env_overrides, limit_s, log_path, on_line=on_line,
-                                    module="harness.judge")
+                                    module="harness.judge", gate=gate)
             finally:   # a judge killed at its time limit leaves its sandbox's user behind
                 if confine.can_drop_privileges():
                     confine.kill_user(confine.sandbox_uid(slot))

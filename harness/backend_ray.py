@@ -505,7 +505,9 @@ class RayBackend:
 
     # --- evaluations ------------------------------------------------------------------------------------------
     def judge(self, job: EvaluateJob, env_overrides: dict, limit_s: float, log_path: Path,
-              on_line: Callable[[dict], None] | None = None) -> WorkerOutcome:
+              on_line: Callable[[dict], None] | None = None, gate=None) -> WorkerOutcome:
+        if gate is not None:   # the runner holds no Ray judge early (holds_judges is unset): never blocks
+            gate.wait()
         build_name = Path(job.extension_dir).parent.name if job.extension_dir else ""
         if job.problem_path not in self.problems:
             self.problems[job.problem_path] = problem_files(job.problem_path)

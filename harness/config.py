@@ -92,6 +92,9 @@ def load_config(path: str | Path | None = None) -> Config:
     if data["build"]["overlap_evaluation"] not in ("auto", "always", "never"):
         raise ProblemError(f"{source}: build.overlap_evaluation: expected auto, always or never, "
                            f"got {data['build']['overlap_evaluation']!r}")
+    if data["evaluate"].get("prestart", "auto") not in ("auto", "always", "never"):
+        raise ProblemError(f"{source}: evaluate.prestart: expected auto, always or never, "
+                           f"got {data['evaluate']['prestart']!r}")
     if data["timing"]["method"] not in TIMING_METHODS:
         raise ProblemError(f"{source}: timing.method: expected one of {list(TIMING_METHODS)}, got {data['timing']['method']!r}")
     if data["timing"]["l2_flush"] not in L2_FLUSH_MODES:

@@ -525,7 +525,7 @@ class Judge:
         self.problem = override_tolerance(load_problem(job.problem_path), **self.rules.get("tolerance", {}))
         reference_module = import_reference(self.problem)
         with seeded(INIT_SEED):   # random weights drawn as the sandbox draws them for the reference and candidate
-            self.gold_model = reference_module.Model(*self.problem.init_inputs).to(self.device).double().eval()
+            self.gold_model = reference_module.Model(*self.problem.init_inputs).double().eval()
         self.secret_seed = int(job.secret_seed)
         self.random = secrets.SystemRandom()
         self.layouts: dict[str, Layout] = {}
@@ -534,6 +534,12 @@ class Judge:
         self.confinement: dict = {}
         self.private_tmp: Path | None = None
         self.costs: dict[str, float] = {}
+        self.arena_fd: int | None = None
+
+    def begin(self) -> None:
+        """The GPU's part of setting up, once the runner lets this judge go (everything before is host work:
+        a judge started early waits for the GPU without touching it)."""
+        self.gold_model = self.gold_model.to(self.device)
 
     @contextlib.contextmanager
     def cost(self, phase: str):
@@ -598,7 +604,9 @@ class Judge:
         return view.to(self.device, copy=True)
 
     # --- the sandbox ------------------------------------------------------------------------------------
-    def start_sandbox(self, arena_bytes: int) -> None:
+    def start_sandbox(self) -> None:
+        """The candidate's sandbox, started and confined; it maps the arena and touches the GPU only when
+        `open_arena` says hello."""
         job = self.job
         uid = confine.sandbox_uid(job.sandbox_slot) if job.sandbox_slot is not None and confine.can_drop_privileges() else None
         if uid is not None:
@@ -642,29 +650,45 @@ class Judge:
         if cores:
             self.confinement["pinned_cores"] = sorted(cores)
         self.stash = Path(tempfile.mkdtemp(prefix="harness-stash-")) if uid is not None and spawn.mounts_possible() else None
-        self.sandbox, self.arena = self.spawn(arena_bytes, job.candidate_id or job.baseline, uid, confinement,
-                                              confine.sandbox_env(self.private_tmp, keep), self.private_tmp, cores,
-                                              binds, self.stash)
-        self.arena_bytes = self.torch.frombuffer(self.arena, dtype=self.torch.uint8)
-        hello = self.sandbox.ask("hello").reply.data
-        if uid is not None and hello["uid"] != uid:
-            raise Integrity("D112", f"sandbox says it runs as uid {hello['uid']}, expected {uid}")
+        self.sandbox, self.arena_fd = self.spawn(job.candidate_id or job.baseline, uid, confinement,
+                                                 confine.sandbox_env(self.private_tmp, keep), self.private_tmp, cores,
+                                                 binds, self.stash)
+        self.sandbox.ask("ready")   # its imports done, before the judge waits for the GPU
 
-    def spawn(self, arena_bytes: int, label: str, uid: int | None, confinement, env: dict, cwd: Path,
+    def open_arena(self, arena_bytes: int) -> None:
+        self.arena, hello = self.attach_arena(self.sandbox, self.arena_fd, arena_bytes, pin=True)
+        self.arena_bytes = self.torch.frombuffer(self.arena, dtype=self.torch.uint8)
+        if self.sandbox.uid is not None and hello["uid"] != self.sandbox.uid:
+            raise Integrity("D112", f"sandbox says it runs as uid {hello['uid']}, expected {self.sandbox.uid}")
+
+    def attach_arena(self, sandbox: "SandboxClient", fd: int, arena_bytes: int, pin: bool) -> tuple[mmap.mmap, dict]:
+        """Size the arena, map it here and in the sandbox (its hello), and on CUDA page-lock both mappings."""
+        size = max(arena_bytes, 1)
+        os.ftruncate(fd, size)
+        arena = mmap.mmap(fd, size)
+        os.close(fd)
+        if pin and self.device.type == "cuda":
+            from harness.timing import pin_for_copies
+            with setup_phase("pin_arena"):
+                self.confinement["arena"] = pin_for_copies(self.torch.frombuffer(arena, dtype=self.torch.uint8)) \
+                    or "pinned"
+        hello = sandbox.ask("hello", arena_bytes=size, pin=pin).reply.data
+        return arena, hello
+
+    def spawn(self, label: str, uid: int | None, confinement, env: dict, cwd: Path,
               cores: set[int] | None, binds: list[tuple[str, str]] = (), stash: Path | None = None
-              ) -> tuple[SandboxClient, mmap.mmap]:
-        """A sandbox process serving requests on two pipes, with an arena of its own; its output goes to the log."""
+              ) -> tuple[SandboxClient, int]:
+        """A sandbox process serving requests on two pipes, and the memfd of its arena (sized and mapped by
+        attach_arena); its output goes to the log."""
         from harness.env import REPO_ROOT
 
         job = self.job
         fd = os.memfd_create("harness-arena", 0)
-        os.ftruncate(fd, max(arena_bytes, 1))
-        arena = mmap.mmap(fd, max(arena_bytes, 1))
         requests_read, requests_write = os.pipe()
         replies_read, replies_write = os.pipe()
         command = [sys.executable, "-I", "-c",
                    f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r}); from harness.sandbox import main; main(sys.argv[1:])",
-                   str(requests_read), str(replies_write), str(fd), str(max(arena_bytes, 1)), job.device,
+                   str(requests_read), str(replies_write), str(fd), job.device,
                    label]   # the last only names the process for ps
         preexec = confine.preexec(uid, confinement)
         if cores:
@@ -676,12 +700,12 @@ class Judge:
                                        stdout=log, stderr=subprocess.STDOUT,
                                        preexec_fn=spawn.with_binds(list(binds), preexec, stash), start_new_session=True)
         finally:
-            for unused in (requests_read, replies_write, fd):
+            for unused in (requests_read, replies_write):
                 os.close(unused)
             if log is not subprocess.DEVNULL:
                 log.close()
         return SandboxClient(process, requests_write, replies_read, uid, log_path=job.log_path,
-                             log_offset=log_offset), arena
+                             log_offset=log_offset), fd
 
     def sandbox_cores(self) -> set[int] | None:
         """CPU runs with `timing.cpu_pin: auto` on 4 cores or more: the sandbox gets every core but one, which
@@ -988,9 +1012,9 @@ class Judge:
         twin = None
         try:
             cores = os.sched_getaffinity(sandbox.process.pid) if hasattr(os, "sched_getaffinity") else None
-            twin, arena = self.spawn(layout_end(layout), "twin", None, confinement,
-                                     confine.sandbox_env(private_tmp, dict(self.job.sandbox_env)), private_tmp, cores)
-            twin.ask("hello")
+            twin, fd = self.spawn("twin", None, confinement,
+                                  confine.sandbox_env(private_tmp, dict(self.job.sandbox_env)), private_tmp, cores)
+            arena, _ = self.attach_arena(twin, fd, layout_end(layout), pin=False)
             twin.ask("load", kind="trivial")
             twin.ask("layout", **layout.message(float(self.settings.get("spin_us", 40.0))))
             self.write_inputs(layout, 0, self.draw(shape, None, 1), self.torch.frombuffer(arena, dtype=self.torch.uint8))
@@ -1036,13 +1060,14 @@ class Judge:
             for shape in shapes:
                 self.outcome(shape.name, "skipped", "setup", "CUDA-only baseline on a CPU run")
             return
+        self.begin()
         allowed_compile = set(job.compile_shapes)
         for shape in shapes:
             self.layouts[shape.name] = self.layout_for(shape, self.slots_for(shape))
         for shape in check_shapes:
             self.layouts[shape.name] = self.layout_for(shape, 1)
-        with setup_phase("sandbox_start"):
-            self.start_sandbox(max(layout_end(layout) for layout in self.layouts.values()))
+        with setup_phase("sandbox_arena"):
+            self.open_arena(max(layout_end(layout) for layout in self.layouts.values()))
             self.sandbox.ask("load", kind="trivial")
         with setup_phase("calibration"):
             for shape in shapes:
@@ -1173,24 +1198,40 @@ def warm_compile(job: EvaluateJob, emit) -> None:
 
 # --- process plumbing --------------------------------------------------------------------------------------
 
+def wait_for_the_gpu() -> None:
+    """Block until the runner closes stdin (spawn.spawn_worker's gate): its go-ahead to use the GPU."""
+    while sys.stdin.read(65536):
+        pass
+
+
 def main() -> int:
     global STARTED
     STARTED = time.monotonic() - process_age_s()
     SETUP["process_start"] = time.monotonic() - STARTED
-    job = EvaluateJob.from_json(json.loads(sys.stdin.read()))
+    job = EvaluateJob.from_json(json.loads(sys.stdin.readline()))
     die_with_runner(job.runner_pid)
     emit = Emitter(job.results_path)
-    if job.device == "cuda":
-        with setup_phase("torch_cuda_init"):
-            import torch
-            torch.cuda.set_device(0)   # CUDA_VISIBLE_DEVICES already pins one GPU
     if job.warm_only:
+        wait_for_the_gpu()
+        if job.device == "cuda":
+            import torch
+            torch.cuda.set_device(0)
         warm_compile(job, emit)
     else:
         judge = None
         try:
+            # Host work first: imports, the problem, the sandbox's start (its imports). A runner that starts this
+            # judge while another is timing on the GPU holds stdin open until that one is done.
             with setup_phase("judge_init"):
                 judge = Judge(job, emit)
+            if not (job.device != "cuda" and job.baseline in ("graph", "compile")):
+                with setup_phase("sandbox_start"):
+                    judge.start_sandbox()
+            with setup_phase("waiting_for_gpu"):
+                wait_for_the_gpu()
+            if job.device == "cuda":
+                with setup_phase("cuda_init"):
+                    judge.torch.cuda.set_device(0)   # CUDA_VISIBLE_DEVICES already pins one GPU
             judge.run()
         except SandboxDied as exc:
             traceback.print_exc()

@@ -11,6 +11,9 @@ Tensors never travel in messages: inputs and outputs live in a shared-memory are
 
 Format history (`PROTOCOL_VERSION`):
   1: first version (judge and sandbox split).
+  2: hello carries the arena's size, and the sandbox maps it and touches the GPU only then (a sandbox can start
+     before its judge may use the GPU); its reply says whether the arena is page-locked. `ready` answers once
+     the sandbox's imports are done.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, fields
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 MAX_REPLY_BYTES = 4 << 20   # a reply carries at most a few thousand samples
 
 
@@ -102,7 +105,8 @@ class ShapeOutcome:
 # Each operation and the fields its reply must carry, with their types. A reply with a missing field, an
 # extra one or one of another type is a protocol error: the candidate controls the sandbox's process.
 REPLY_FIELDS: dict[str, dict[str, type | tuple]] = {
-    "hello": {"pid": int, "uid": int},
+    "ready": {},
+    "hello": {"pid": int, "uid": int, "arena_pinned": str},
     "layout": {},
     "load": {"call_path": str, "load_s": float},
     "stage": {},

@@ -269,10 +269,11 @@ class Run:
             self.record(entry, shape, "skipped", reason, "check")
         self.finished("evaluate", entry.id, "skipped")
 
-    def evaluate_entry(self, entry: Entry, gpu: int | None, build: build_stage.BuildResult | None) -> None:
+    def evaluate_entry(self, entry: Entry, gpu: int | None, build: build_stage.BuildResult | None,
+                       gate: threading.Event | None = None) -> None:
         self.started("evaluate", entry.id)
         try:
-            self.evaluate_shapes(entry, gpu, build)
+            self.evaluate_shapes(entry, gpu, build, gate)
         finally:
             if not self.closed:   # the reporter is being torn down by the interrupted main thread
                 self.finished("evaluate", entry.id, self.outcome_words(entry))
@@ -323,8 +324,9 @@ class Run:
             limit = min(limit, float(self.config.get("baselines.compile_time_limit_s")) * len(shapes) + 120)
         return job, env_overrides, log_path, limit
 
-    def judge(self, job: EvaluateJob, env_overrides: dict, limit: float, log_path: Path, on_line=None) -> WorkerOutcome:
-        return self.backend.judge(job, env_overrides, limit, log_path, on_line=on_line)
+    def judge(self, job: EvaluateJob, env_overrides: dict, limit: float, log_path: Path, on_line=None,
+              gate: threading.Event | None = None) -> WorkerOutcome:
+        return self.backend.judge(job, env_overrides, limit, log_path, on_line=on_line, gate=gate)
 
     def warm_compile(self, entry: Entry, gpu: int | None) -> None:
         """torch.compile the reference in its own worker while the candidates are evaluated (the compile is
@@ -339,7 +341,8 @@ class Run:
         self.compile_warm_s = {line["shape"]: line["compile_s"] for line in outcome.lines
                                if line.get("stage") == "warm" and line.get("compile_s") is not None}
 
-    def evaluate_shapes(self, entry: Entry, gpu: int | None, build: build_stage.BuildResult | None) -> None:
+    def evaluate_shapes(self, entry: Entry, gpu: int | None, build: build_stage.BuildResult | None,
+                        gate: threading.Event | None = None) -> None:
         shapes = self.pending_shapes(entry)
         if not shapes:
             return
@@ -375,7 +378,7 @@ class Run:
             if outcome.status in ("compile_error", "load_error") and build is not None and build.cached:
                 build_stage.forget_build(build)   # a cached build that no longer loads: rebuild next time
 
-        outcome = self.judge(job, env_overrides, limit, log_path, on_line=take)
+        outcome = self.judge(job, env_overrides, limit, log_path, on_line=take, gate=gate)
         missing = [s for s in shapes if s not in seen]
         for shape in missing:
             if outcome.timed_out and entry.baseline == "compile":
@@ -408,20 +411,38 @@ class Run:
             if not self.runs_here(entry) and self.pending_shapes(entry):
                 self.skip_elsewhere(entry)
         gpus = self.backend.lanes(self.env, self.options.gpus)   # evaluations in flight at once
+        setting = self.config.get("evaluate.prestart")
+        prestart = getattr(self.backend, "holds_judges", False) and (
+            setting == "always" or (setting == "auto" and self.env.device == "cuda"))
 
         def drain(gpu: int | None) -> None:
+            """One GPU's lane: one evaluation at a time on it. With prestart, the next entry's judge and sandbox
+            start while the current one runs and wait at their gate, so their process starts and imports (seconds
+            of host work) are off the GPU's critical path."""
+            running: threading.Thread | None = None
             while not stop.is_set():
                 try:
                     entry = work.get(timeout=0.2)
                 except queue.Empty:
                     if all_queued.is_set() and work.empty():
-                        return
+                        break
                     continue
-                evaluate(entry, gpu)
+                if not prestart:
+                    evaluate(entry, gpu)
+                    continue
+                gate = threading.Event()
+                upcoming = threading.Thread(target=evaluate, args=(entry, gpu, gate), daemon=True)
+                upcoming.start()
+                if running is not None:
+                    wait([running])
+                gate.set()
+                running = upcoming
+            if running is not None:
+                wait([running])
 
-        def evaluate(entry: Entry, gpu: int | None) -> None:
+        def evaluate(entry: Entry, gpu: int | None, gate: threading.Event | None = None) -> None:
             try:
-                self.evaluate_entry(entry, gpu, builds.get(entry.id))
+                self.evaluate_entry(entry, gpu, builds.get(entry.id), gate)
             except Exception:
                 if not stop.is_set():   # after an interrupt its worker was killed: nothing to record
                     raise

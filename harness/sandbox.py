@@ -82,8 +82,11 @@ def call_path_problem(model: object, cls: type) -> str:
 
 
 class Sandbox:
-    def __init__(self, arena: mmap.mmap, device: torch.device):
-        self.bytes = torch.frombuffer(arena, dtype=torch.uint8) if len(arena) else torch.empty(0, dtype=torch.uint8)
+    def __init__(self, arena_fd: int, device: torch.device):
+        self.arena_fd = arena_fd
+        self.arena: mmap.mmap | None = None
+        self.bytes = torch.empty(0, dtype=torch.uint8)
+        self.arena_pinned = ""
         self.device = device
         self.call: Callable | None = None     # what "the candidate" means for call, time and burst
         self.trivial_out: tuple = ()
@@ -144,8 +147,24 @@ class Sandbox:
             return self.call(*inputs)
 
     # --- operations ------------------------------------------------------------------------------------
+    def op_ready(self, args: dict) -> dict:
+        return {}
+
     def op_hello(self, args: dict) -> dict:
-        return {"pid": os.getpid(), "uid": os.getuid()}
+        """Map the arena the judge has sized, and only now touch the GPU: until the judge says hello, a sandbox
+        started early waits beside another judge's timed calls without disturbing them."""
+        if self.arena is not None:
+            raise CallFailed("runtime_error", "hello twice")
+        size = int(args["arena_bytes"])
+        self.arena = mmap.mmap(self.arena_fd, size)
+        os.close(self.arena_fd)
+        self.bytes = torch.frombuffer(self.arena, dtype=torch.uint8)
+        if self.device.type == "cuda":
+            torch.cuda.set_device(0)   # CUDA_VISIBLE_DEVICES pins one GPU
+            keep_async_pool_memory()
+            if args.get("pin"):   # before the candidate loads: it cannot take the judge's staging speed from it
+                self.arena_pinned = timing.pin_for_copies(self.bytes) or "pinned"
+        return {"pid": os.getpid(), "uid": os.getuid(), "arena_pinned": self.arena_pinned}
 
     def op_layout(self, args: dict) -> dict:
         self.slots, self.kept, self.graph = [], [], None
@@ -381,13 +400,9 @@ def keep_async_pool_memory() -> None:
 
 
 def main(argv: list[str]) -> None:
-    requests_fd, replies_fd, arena_fd, arena_bytes, device = int(argv[0]), int(argv[1]), int(argv[2]), int(argv[3]), argv[4]
+    requests_fd, replies_fd, arena_fd, device = int(argv[0]), int(argv[1]), int(argv[2]), argv[3]
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the runner's Ctrl-C reaches the judge, which ends us
-    arena = mmap.mmap(arena_fd, arena_bytes) if arena_bytes else mmap.mmap(-1, 1)
-    if device == "cuda":
-        torch.cuda.set_device(0)   # CUDA_VISIBLE_DEVICES pins one GPU
-        keep_async_pool_memory()
-    sandbox = Sandbox(arena, torch.device(device))
+    sandbox = Sandbox(arena_fd, torch.device(device))
     with os.fdopen(requests_fd, "rb") as requests, os.fdopen(replies_fd, "wb") as replies:
         serve(requests, replies, sandbox)
     sys.stdout.flush()

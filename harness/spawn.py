@@ -249,12 +249,13 @@ class LineReader:
 def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log_path: Path,
                  on_line: Callable[[dict], None] | None = None, module: str = "harness.worker",
                  sandbox_slot: int | None = None, writable: list[Path] = (),
-                 extension_dir: Path | None = None) -> WorkerOutcome:
+                 extension_dir: Path | None = None, gate: threading.Event | None = None) -> WorkerOutcome:
     """Run one worker (`module`) to its end (or its time limit). `on_line` sees each result line as soon as the
     worker has written it, so the caller can record a finished shape while the next one runs. With
     `sandbox_slot` the worker runs confined (a user of its own where the runner is root), able to write only
     its results file, `writable` and `extension_dir` (seen at EXTENSION_MOUNT), and imports a copy of the
-    candidate file made in its own folder."""
+    candidate file made in its own folder. With `gate`, the worker gets its job at once but stdin stays open until
+    the gate is set (a judge does its host work, then waits there for the GPU); its time limit starts then."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     uid = confine.sandbox_uid(sandbox_slot) if sandbox_slot is not None and confine.can_drop_privileges() else None
     with tempfile.TemporaryDirectory(prefix="harness-worker-") as scratch:
@@ -303,8 +304,12 @@ def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log
                         on_line(line)
 
             try:
-                process.stdin.write(json.dumps(job).encode())
+                process.stdin.write(json.dumps(job).encode() + b"\n")
+                process.stdin.flush()
+                while gate is not None and not gate.wait(0.05) and process.poll() is None:
+                    collect()
                 process.stdin.close()
+                started = time.perf_counter()
                 while process.poll() is None:
                     if time.perf_counter() - started > timeout_s:
                         timed_out = True

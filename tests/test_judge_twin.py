@@ -23,8 +23,9 @@ def calibrated():
     referee = judge.Judge(job, emit=lambda line: None)
     shape = referee.problem.shapes["seed"]
     layout = referee.layouts["seed"] = referee.layout_for(shape, referee.slots_for(shape))
-    referee.start_sandbox(judge.layout_end(layout))
+    referee.start_sandbox()
     try:
+        referee.open_arena(judge.layout_end(layout))
         referee.sandbox.ask("load", kind="trivial")
         referee.calibration["seed"] = referee.calibrate(shape, layout)
         yield referee, shape, layout

@@ -11,7 +11,7 @@ from harness.problem import load_problem
 from tests.conftest import FIXTURES, REPO
 
 
-def ordered_run(tmp_path, monkeypatch, overlap: bool) -> list[str]:
+def ordered_run(tmp_path, monkeypatch, overlap: bool, gpus=(0, 1), fixtures=("cpu_scalar.py",)) -> list[str]:
     events: list[str] = []
     lock = threading.Lock()
 
@@ -25,7 +25,10 @@ def ordered_run(tmp_path, monkeypatch, overlap: bool) -> list[str]:
             on_built(type("Built", (), {"candidate": entry.id})())
         return {}
 
-    def evaluate_entry(self, entry, gpu, build):
+    def evaluate_entry(self, entry, gpu, build, gate=None):
+        if gate is not None:      # a judge started early: host work now, the GPU once the gate opens
+            log(f"{entry.id} held")
+            gate.wait()
         log(f"{entry.id} starts")
         time.sleep(0.3 if entry.id == runner.EAGER else 0.01)
         log(f"{entry.id} ends")
@@ -35,7 +38,8 @@ def ordered_run(tmp_path, monkeypatch, overlap: bool) -> list[str]:
     monkeypatch.setattr(runner.Run, "warm_compile", lambda self, entry, gpu: log("compile warm-up starts"))
     env = dataclasses.replace(collect_env("cpu"), device="cuda")   # the GPU run's order, without a GPU
     options = runner.RunOptions(load_problem(REPO / "problems" / "scalar_gated_delta.yaml"), load_config(None),
-                                env, discover([FIXTURES / "cpu_scalar.py"]), ["seed"], tmp_path, gpus=[0, 1])
+                                env, discover([FIXTURES / name for name in fixtures]), ["seed"], tmp_path,
+                                gpus=list(gpus))
     state = runner.Run(options, runner.SilentReporter())
     # a candidate of the run's device (the fixture is a CPU one; the GPU run's order is what is tested)
     state.build_and_evaluate(state.baselines(), [runner.Entry(c.id, "candidate", c.sha256, c, uses_cuda=env.device == "cuda")
@@ -54,3 +58,13 @@ def test_gpu_runs_build_and_warm_torch_compile_only_after_the_eager_reference(tm
 def test_cpu_runs_build_everything_before_evaluating(tmp_path, monkeypatch):
     events = ordered_run(tmp_path, monkeypatch, overlap=False)
     assert events[0] == "build starts", events
+
+
+def test_gpu_runs_start_the_next_judge_early_and_let_it_on_the_gpu_only_after_the_last(tmp_path, monkeypatch):
+    events = ordered_run(tmp_path, monkeypatch, overlap=True, gpus=[0], fixtures=("cpu_scalar.py", "cpu_zeros.py"))
+    first, second = [e.split()[0] for e in events if e.endswith(" held") and e.startswith("cpu_")]
+    assert events.index(f"{second} held") < events.index(f"{first} ends"), events   # started early
+    assert events.index(f"{second} starts") > events.index(f"{first} ends"), events  # one on the GPU at a time
+    starts = [i for i, e in enumerate(events) if e.endswith(" starts") and not e.startswith(("build", "compile warm-up"))]
+    ends = [i for i, e in enumerate(events) if e.endswith(" ends")]
+    assert all(s > e for s, e in zip(starts[1:], ends)), events

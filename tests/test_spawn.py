@@ -1,7 +1,10 @@
-"""Worker result lines reach the runner as they are written, each once; a cut-off line ends the stream."""
+"""Worker result lines reach the runner as they are written, each once; a cut-off line ends the stream; a gated
+worker waits at its gate."""
 import json
+import threading
+import time
 
-from harness.spawn import LineReader
+from harness.spawn import LineReader, spawn_worker
 
 
 def test_lines_arrive_once_and_a_partial_line_waits(tmp_path):
@@ -21,3 +24,24 @@ def test_a_corrupt_line_ends_the_stream(tmp_path):
     reader = LineReader(path)
     assert reader.new_lines() == [{"shape": "seed"}]
     assert reader.new_lines() == []
+
+
+def test_a_gated_worker_has_its_job_at_once_but_goes_on_only_at_the_gate(tmp_path):
+    """Prestart (runner.py): a judge starts while another evaluates and waits at its gate; the time limit counts
+    from the gate, so a long wait there is never a timeout."""
+    gate, seen, opened = threading.Event(), [], []
+
+    def open_later() -> None:
+        deadline = time.time() + 30
+        while not seen and time.time() < deadline:
+            time.sleep(0.02)
+        time.sleep(1.5)      # longer than the worker's limit
+        opened.append(time.time())
+        gate.set()
+
+    threading.Thread(target=open_later, daemon=True).start()
+    outcome = spawn_worker({}, {}, 1.0, tmp_path / "worker.log", on_line=seen.append,
+                           module="tests.fixtures.gate_worker", gate=gate)
+    assert [line["phase"] for line in outcome.lines] == ["host", "gpu"], (outcome, (tmp_path / "worker.log").read_text())
+    assert outcome.lines[0]["at"] < opened[0] <= outcome.lines[1]["at"]
+    assert not outcome.timed_out

@@ -73,7 +73,9 @@ def summarize(results: Path, builds: Path, wall_s: float, count: int, shapes: li
         timed = [r["timing"] for r in rows if r.get("timing")]
         if not timed:
             continue
-        evaluations.append(max(t.get("judge_elapsed_s", 0.0) for t in timed))
+        # from the judge's start to its last shape, less any wait at its gate (a judge started early, prestart)
+        waited = timed[0].get("judge_setup_s", {}).get("waiting_for_gpu", 0.0)
+        evaluations.append(max(t.get("judge_elapsed_s", 0.0) for t in timed) - waited)
         for name, seconds in timed[0].get("judge_setup_s", {}).items():
             setup.setdefault(name, []).append(seconds)
         for t in timed:
