@@ -131,17 +131,6 @@ def setup_phase(name: str):
         SETUP[name] = SETUP.get(name, 0.0) + time.monotonic() - started
 
 
-def shared_gold_folder(path: str) -> Path | None:
-    """The run's gold folder when only this process's user can reach it (mode 0700, owned by us), else None."""
-    if not path:
-        return None
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return Path(path) if info.st_uid == os.getuid() and (info.st_mode & 0o077) == 0 else None
-
-
 def stop_and_wait(pid: int, timeout_s: float = 0.5) -> None:
     """SIGSTOP a process group and wait until its leader shows stopped: the signal is taken when the process
     next runs, which on a busy machine comes after kill() returns."""
@@ -570,34 +559,12 @@ class Judge:
         from harness.verify import gold_output
         return gold_output(self.gold_model, inputs)
 
-    def gold_for(self, shape, case, seed: int, inputs: list):
-        """The gold answer for inputs drawn from `seed`: every judge of a run draws the same inputs from the run's
-        secret seed, so the first to need one computes it and the others read it from the run's gold folder.
-        That folder is private to the runner's user (never a sandbox's): without it each judge computes its own."""
-        folder = shared_gold_folder(self.job.gold_dir)
-        if folder is None:
-            return self.gold(inputs)
-        path = folder / f"{self.problem.sha256[:16]}-{shape.name}-{case.name if case else 'timing'}-{seed}.pt"
-        if path.exists():
-            try:
-                return self.torch.load(path, map_location=self.device, weights_only=True)
-            except Exception:   # unreadable: computed again (files are renamed in whole, never half-written)
-                pass
-        gold = self.gold(inputs)
-        partial = path.with_suffix(f".{os.getpid()}.part")
-        try:
-            self.torch.save(gold, partial)
-            os.replace(partial, path)
-        except OSError:
-            partial.unlink(missing_ok=True)
-        return gold
-
     def layout_for(self, shape, slots: int) -> Layout:
         from harness.verify import DTYPES
         dtype = DTYPES[self.problem.dtype]
         inputs = [spec.sizes(shape) for spec in self.problem.inputs]
         probe = self.draw(shape, None, 0)
-        output = tuple(self.gold_for(shape, None, 0, probe).shape)
+        output = tuple(self.gold(probe).shape)
         del probe
         element = self.torch.empty((), dtype=dtype).element_size()
         return plan_layout(shape.name, inputs, output, self.problem.dtype, element, slots, self.problem.constants)
@@ -820,7 +787,7 @@ class Judge:
                 index = reply["inputs_changed"]
                 name = self.problem.inputs[index].name if index < len(self.problem.inputs) else str(index)
                 raise Integrity("D101", f"input {name} was modified by the call")
-            gold = self.gold_for(shape, case, trial.seed, inputs)
+            gold = self.gold(inputs)
             like = tensors_of(inputs)[0]
             first = self.read_output(layout, 0, reply["outputs"][0], like)
             max_abs, rel, ok, reason = compare(first, gold, self.problem)
@@ -854,7 +821,7 @@ class Judge:
         out_slots = out_slots if out_slots is not None else list(range(len(positions)))
         for out_slot, position, claim in zip(out_slots, positions, claims):
             inputs = self.draw(shape, None, seeds[position])
-            gold = self.gold_for(shape, None, seeds[position], inputs)
+            gold = self.gold(inputs)
             try:
                 out = self.read_output(layout, out_slot, claim, tensors_of(inputs)[0])
             except Wrong as exc:

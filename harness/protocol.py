@@ -54,7 +54,6 @@ class EvaluateJob:
     sandbox_env: dict = field(default_factory=dict)
     extension_dir: str = ""              # the candidate's build, copied into the sandbox's private folder
     runner_pid: int = 0
-    gold_dir: str = ""                   # the run's shared gold answers (judges only); empty: each judge its own
     protocol: int = PROTOCOL_VERSION
 
     def to_json(self) -> dict:

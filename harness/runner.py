@@ -22,8 +22,6 @@ import logging
 import os
 import queue
 import secrets
-import shutil
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -32,7 +30,6 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from harness import build as build_stage
-from harness import confine
 from harness import signing
 from harness.backend import Backend, LocalBackend, open_backend
 from harness.config import Config
@@ -131,7 +128,6 @@ class Run:
         self.run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + secrets.token_hex(3)
         self.config_sha = config_digest(self.config)
         self.secret_seed = secrets.randbits(62)
-        self.gold_dir = ""   # run_stages: the judges' shared gold answers
         self.record_key = signing.record_key()
         self.done: dict[tuple, Record] = {}
         self.lock = threading.Lock()
@@ -322,7 +318,7 @@ class Run:
             check_reference=entry.id == EAGER, gpu=gpu,
             compile_shapes=tuple(self.config.get("baselines").get("compile_shapes", [])),
             compile_time_limit_s=float(self.config.get("baselines.compile_time_limit_s")),
-            sandbox_slot=slot, sandbox_env=sandbox_env, extension_dir=extension_dir, gold_dir=self.gold_dir)
+            sandbox_slot=slot, sandbox_env=sandbox_env, extension_dir=extension_dir)
         limit = float(self.config.get("evaluate.time_limit_s"))
         if entry.baseline == "compile":   # dynamo may swallow the in-process alarm: the process limit backs it
             limit = min(limit, float(self.config.get("baselines.compile_time_limit_s")) * len(shapes) + 120)
@@ -569,17 +565,6 @@ def run(options: RunOptions, reporter: Reporter | None = None, backend: Backend 
 
 def run_stages(options: RunOptions, reporter: Reporter, backend: Backend, started: float) -> RunSummary:
     state = Run(options, reporter, backend)
-    # Gold answers shared by this run's judges (judge.gold_for), in a folder only the runner's user can read: only
-    # where sandboxes run as other users. Removed when the run ends, however it ends.
-    state.gold_dir = tempfile.mkdtemp(prefix="harness-gold-") if confine.can_drop_privileges() else ""
-    try:
-        return evaluate_stages(state, options, reporter, started)
-    finally:
-        if state.gold_dir:
-            shutil.rmtree(state.gold_dir, ignore_errors=True)
-
-
-def evaluate_stages(state: Run, options: RunOptions, reporter: Reporter, started: float) -> RunSummary:
     state.load_previous()
     state.save_env()
     state.reused = len([k for k in state.done if k[2:5] == (state.problem.sha256, state.env.key, state.config_sha)
