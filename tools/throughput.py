@@ -10,7 +10,8 @@ a one-off of minutes per run that says nothing per candidate.
 
 prints and writes OUT/throughput.log and OUT/throughput.json: candidates per hour, the compile time, the judge's
 time per evaluation split into its setup phases (records' timing.judge_setup_s) and its per-shape phases
-(timing.judge_costs_s), and how long the GPU lane waited with nothing to evaluate.
+(timing.judge_costs_s), the GPU lane's time per evaluation (the steady rate: what bounds a long run once the
+first builds are done), and how long the lane waited with nothing to evaluate.
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from harness.records import read_records  # noqa: E402
 SOURCE = REPO_ROOT / "candidates" / "scalar_gated_delta" / "v13_seed_tc.py"
 PROBLEM = REPO_ROOT / "problems" / "scalar_gated_delta.yaml"
 CONFIG = "build:\n  cache_dir: {cache}\nbaselines:\n  compile: false\n{extra}"
+BEFORE_GATE = ("process_start", "judge_init", "sandbox_start", "waiting_for_gpu")   # judge.SETUP's host phases
 CUDA_OPENING = re.compile(r'^(CUDA_SRC = r""")', re.M)
 
 
@@ -56,7 +58,7 @@ def mean(values: list[float]) -> float:
     return statistics.fmean(values) if values else 0.0
 
 
-def summarize(results: Path, builds: Path, wall_s: float, count: int, shapes: list[str]) -> dict:
+def summarize(results: Path, wall_s: float, count: int, shapes: list[str]) -> dict:
     records = [dataclasses.asdict(r) for r in read_records(results) if r.kind == "candidate"]
     by_candidate: dict[str, list[dict]] = {}
     for record in records:
@@ -73,9 +75,11 @@ def summarize(results: Path, builds: Path, wall_s: float, count: int, shapes: li
         timed = [r["timing"] for r in rows if r.get("timing")]
         if not timed:
             continue
-        # from the judge's start to its last shape, less any wait at its gate (a judge started early, prestart)
-        waited = timed[0].get("judge_setup_s", {}).get("waiting_for_gpu", 0.0)
-        evaluations.append(max(t.get("judge_elapsed_s", 0.0) for t in timed) - waited)
+        # The GPU lane's time: from the judge's start to its last shape, less, for a judge started early
+        # (evaluate.prestart), the host work it did and its wait before its gate opened.
+        phases = timed[0].get("judge_setup_s", {})
+        before_gate = sum(phases.get(k, 0.0) for k in BEFORE_GATE) if "waiting_for_gpu" in phases else 0.0
+        evaluations.append(max(t.get("judge_elapsed_s", 0.0) for t in timed) - before_gate)
         for name, seconds in timed[0].get("judge_setup_s", {}).items():
             setup.setdefault(name, []).append(seconds)
         for t in timed:
@@ -88,7 +92,8 @@ def summarize(results: Path, builds: Path, wall_s: float, count: int, shapes: li
         "candidates": count, "finished": finished, "shapes": shapes, "wall_s": round(wall_s, 1),
         "candidates_per_hour": round(finished / wall_s * 3600, 1), "statuses": statuses,
         "compile_s_mean": round(mean(compiles), 1), "compile_s_sum": round(sum(compiles), 1), "compiled": len(compiles),
-        "evaluation_s_mean": round(mean(evaluations), 2), "evaluated": len(evaluations),
+        "gpu_lane_s_per_evaluation": round(mean(evaluations), 2), "evaluated": len(evaluations),
+        "steady_candidates_per_hour": round(3600 / mean(evaluations), 1) if evaluations else 0.0,
         "judge_setup_s_mean": {k: round(mean(v), 3) for k, v in setup.items()},
         "judge_shape_phases_s_per_evaluation": {k: round(v, 3) for k, v in per_evaluation_shapes.items()},
         "gpu_lane_busy_s": round(busy, 1), "gpu_lane_waiting_s": round(max(0.0, wall_s - busy), 1),
@@ -135,7 +140,7 @@ def main() -> int:
             say(f"stopped after {args.limit_s:.0f} s (--limit-s): only the candidates that finished count")
     wall_s = time.monotonic() - started
     results = out / "results" / args.problem.stem / "records.jsonl"
-    summary = summarize(results, out / "builds", wall_s, args.count, args.shapes.split(","))
+    summary = summarize(results, wall_s, args.count, args.shapes.split(","))
     summary["exit_code"] = code
     (out / "throughput.json").write_text(json.dumps(summary, indent=2) + "\n")
     for key, value in summary.items():
