@@ -6,7 +6,6 @@ import dataclasses
 import faulthandler
 import json
 import logging
-import math
 import signal
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from harness.config import Config, load_config
 from harness.discovery import discover
 from harness.env import EnvProbeError, probe_env
 from harness.leaderboard import best_baselines, format_time, summary_cells
+from harness.kernelbench import check_tolerance
 from harness.problem import Problem, ProblemError, load_problem, override_tolerance
 from harness.progress import make_reporter
 from harness.rules import RULES, check_source, is_accepted, parse_candidate
@@ -68,9 +68,10 @@ def tolerance_flags(args) -> dict[str, float]:
     for key in ("rtol", "atol"):
         value = getattr(args, key)
         if value is not None:
-            if not 0 <= value < math.inf:
-                raise UsageError(f"--{key}: expected a non-negative number, got {value}")
-            flags[key] = value
+            try:
+                flags[key] = check_tolerance("", f"--{key}", value)
+            except ProblemError as exc:
+                raise UsageError(str(exc)) from None
     return flags
 
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import yaml
 
-from harness.problem import (InputSpec, Problem, ProblemError, Shape, VerifyCase, _UniqueKeyLoader, _fail,
-                             _mapping, _unknown, invalid_yaml)
+from harness.problem import (InputSpec, Problem, ProblemError, Shape, VerifyCase, UniqueKeyLoader, bad_key,
+                             expect_mapping, refuse_unknown_keys, invalid_yaml)
 
 SHAPE = "default"
 TRIALS = 5                 # KernelBench's num_correct_trials
@@ -83,9 +83,9 @@ def _call(path: Path, module, function: str, seed: int, device_type: str = "cpu"
         try:
             items = getattr(module, function)()
         except Exception as exc:
-            raise _fail(path, f"{function}()", f"a call that returns, got {type(exc).__name__}: {exc}") from None
+            raise bad_key(path, f"{function}()", f"a call that returns, got {type(exc).__name__}: {exc}") from None
     if not isinstance(items, (list, tuple)):
-        raise _fail(path, f"{function}()", f"a list, got {type(items).__name__}")
+        raise bad_key(path, f"{function}()", f"a list, got {type(items).__name__}")
     return list(items)
 
 
@@ -113,7 +113,7 @@ def describe_inputs(path: Path, items: list, names: list[str]) -> tuple[str, tup
         if isinstance(item, torch.Tensor):
             dtype = str(item.dtype).replace("torch.", "")
             if dtype not in DTYPES:
-                raise _fail(path, key, f"a floating tensor ({', '.join(DTYPES)}), got {dtype} "
+                raise bad_key(path, key, f"a floating tensor ({', '.join(DTYPES)}), got {dtype} "
                                        "(the harness carries one floating dtype for every input)")
             dtypes.add(dtype)
             specs.append(InputSpec(name, tuple(str(s) for s in item.shape), "get_inputs", {}))
@@ -121,11 +121,11 @@ def describe_inputs(path: Path, items: list, names: list[str]) -> tuple[str, tup
         elif type(item) in CONSTANT_TYPES:
             constants.append((position, item))
         else:
-            raise _fail(path, key, f"a tensor or a plain int, float, bool, str or None, got {type(item).__name__}")
+            raise bad_key(path, key, f"a tensor or a plain int, float, bool, str or None, got {type(item).__name__}")
     if not specs:
-        raise _fail(path, "get_inputs()", "at least one tensor")
+        raise bad_key(path, "get_inputs()", "at least one tensor")
     if len(dtypes) > 1:
-        raise _fail(path, "get_inputs()", f"tensors of one dtype, got {', '.join(sorted(dtypes))}")
+        raise bad_key(path, "get_inputs()", f"tensors of one dtype, got {', '.join(sorted(dtypes))}")
     return dtypes.pop(), tuple(specs), sizes, tuple(constants)
 
 
@@ -134,13 +134,13 @@ def _init_inputs(path: Path, module) -> tuple:
     if not hasattr(module, "get_init_inputs"):
         return ()
     if not callable(module.get_init_inputs):
-        raise _fail(path, "get_init_inputs", "a function returning Model's constructor arguments")
+        raise bad_key(path, "get_init_inputs", "a function returning Model's constructor arguments")
     items = _call(path, module, "get_init_inputs", INIT_SEED)
     try:
         return tuple(json.loads(json.dumps(items, allow_nan=True)))
     except (TypeError, ValueError):
         kinds = sorted({type(item).__name__ for item in items if type(item) not in CONSTANT_TYPES + (list, tuple)})
-        raise _fail(path, "get_init_inputs()", f"ints, floats, strings or lists of them (they travel to the sandbox "
+        raise bad_key(path, "get_init_inputs()", f"ints, floats, strings or lists of them (they travel to the sandbox "
                                                f"as JSON), got {', '.join(kinds) or 'a nested value of another type'}"
                     ) from None
 
@@ -153,18 +153,19 @@ def _tolerance(path: Path, dtype: str) -> tuple[float, float, bytes]:
         return rtol, atol, b""
     text = side.read_bytes()
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
+        data = yaml.load(text, Loader=UniqueKeyLoader)
     except yaml.YAMLError as exc:
         raise invalid_yaml(side, exc) from None
-    data = _mapping(side, "document", {} if data is None else data)
-    _unknown(side, "", data, TOLERANCE_KEYS)
+    data = expect_mapping(side, "document", {} if data is None else data)
+    refuse_unknown_keys(side, "", data, TOLERANCE_KEYS)
     values = {key: check_tolerance(side, key, data.get(key, default)) for key, default in (("rtol", rtol), ("atol", atol))}
     return values["rtol"], values["atol"], text
 
 
 def check_tolerance(where: Path | str, key: str, value: Any) -> float:
+    """A tolerance from a side file or the command line (`where` empty): a non-negative finite number."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
-        raise ProblemError(f"{where}: {key}: expected a non-negative number, got {value!r}")
+        raise ProblemError(f"{where}: " * bool(str(where)) + f"{key}: expected a non-negative number, got {value!r}")
     return float(value)
 
 
@@ -174,13 +175,13 @@ def load_kernelbench(path: str | Path) -> Problem:
         raise ProblemError(f"{path}: file not found (expected a KernelBench problem .py file)")
     name = path.stem
     if not name.replace("_", "").isalnum():
-        raise _fail(path, "name", f"a file name of letters, digits and '_' (it names results/<name>/), got {name!r}")
+        raise bad_key(path, "name", f"a file name of letters, digits and '_' (it names results/<name>/), got {name!r}")
     source = path.read_bytes()
     module = import_file(path, name)
     if not isinstance(getattr(module, "Model", None), type):
-        raise _fail(path, "Model", "a class Model (the reference, an nn.Module) defined by the file")
+        raise bad_key(path, "Model", "a class Model (the reference, an nn.Module) defined by the file")
     if not callable(getattr(module, "get_inputs", None)):
-        raise _fail(path, "get_inputs", "a function get_inputs() returning forward's arguments (KernelBench's format)")
+        raise bad_key(path, "get_inputs", "a function get_inputs() returning forward's arguments (KernelBench's format)")
     init_inputs = _init_inputs(path, module)
     items = _call(path, module, "get_inputs", LOAD_SEED)
     dtype, specs, sizes, constants = describe_inputs(path, items, _argument_names(module.Model, len(items)))
@@ -205,7 +206,7 @@ def draw_inputs(problem: Problem, seed: int, device) -> list:
     drawn = describe_inputs(problem.path, items, _argument_names(_modules[key].Model, len(items)))
     if (drawn[0], [s.shape for s in drawn[1]], drawn[3]) != (problem.dtype, [s.shape for s in problem.inputs],
                                                              problem.constants):
-        raise _fail(problem.path, "get_inputs()", f"the same dtype, shapes and non-tensor values at every seed "
+        raise bad_key(problem.path, "get_inputs()", f"the same dtype, shapes and non-tensor values at every seed "
                                                   f"(inputs {names}), got others at seed {seed}")
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in items]
 

@@ -79,47 +79,48 @@ class Problem:
         return self.reference_path.stem
 
 
-def _fail(path: Path, key: str, expected: str) -> ProblemError:
+def bad_key(path: Path, key: str, expected: str) -> ProblemError:
+    """The one line every bad input gets: the file, the key and what was expected (kernelbench.py uses it too)."""
     return ProblemError(f"{path}: {key}: expected {expected}")
 
 
 def _number(path: Path, key: str, value: Any, positive: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise _fail(path, key, f"a finite number, got {value!r}")
+        raise bad_key(path, key, f"a finite number, got {value!r}")
     if positive and value <= 0:
-        raise _fail(path, key, f"a positive number, got {value!r}")
+        raise bad_key(path, key, f"a positive number, got {value!r}")
     return float(value)
 
 
 def _positive_int(path: Path, key: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise _fail(path, key, f"a positive integer, got {value!r}")
+        raise bad_key(path, key, f"a positive integer, got {value!r}")
     return value
 
 
-def _mapping(path: Path, key: str, value: Any) -> dict:
+def expect_mapping(path: Path, key: str, value: Any) -> dict:
     if not isinstance(value, dict):
-        raise _fail(path, key, f"a mapping, got {type(value).__name__}")
+        raise bad_key(path, key, f"a mapping, got {type(value).__name__}")
     return value
 
 
-def _unknown(path: Path, key: str, value: dict, allowed: set[str]) -> None:
+def refuse_unknown_keys(path: Path, key: str, value: dict, allowed: set[str]) -> None:
     extra = sorted(set(map(str, value)) - allowed)
     if extra:
-        raise _fail(path, f"{key}{extra[0]}" if key else extra[0], f"one of the known keys {sorted(allowed)} (unknown key)")
+        raise bad_key(path, f"{key}{extra[0]}" if key else extra[0], f"one of the known keys {sorted(allowed)} (unknown key)")
 
 
 def _distribution(path: Path, key: str, spec: dict, extra_keys: set[str]) -> tuple[str, dict[str, float]]:
     dist = spec.get("dist")
     if dist not in DISTRIBUTIONS:
-        raise _fail(path, f"{key}.dist", f"one of {sorted(DISTRIBUTIONS)}, got {dist!r}")
+        raise bad_key(path, f"{key}.dist", f"one of {sorted(DISTRIBUTIONS)}, got {dist!r}")
     allowed = set(DISTRIBUTIONS[dist]) | {"dist"} | extra_keys
-    _unknown(path, f"{key}.", spec, allowed)
+    refuse_unknown_keys(path, f"{key}.", spec, allowed)
     params = {p: _number(path, f"{key}.{p}", spec.get(p, default)) for p, default in DISTRIBUTIONS[dist].items()}
     if dist == "normal" and params["std"] <= 0 or dist == "sigmoid_normal" and params["std"] <= 0:
-        raise _fail(path, f"{key}.std", f"a positive number, got {params['std']}")
+        raise bad_key(path, f"{key}.std", f"a positive number, got {params['std']}")
     if dist == "uniform" and not params["low"] < params["high"]:
-        raise _fail(path, f"{key}.low", f"less than high ({params['high']}), got {params['low']}")
+        raise bad_key(path, f"{key}.low", f"less than high ({params['high']}), got {params['low']}")
     return dist, params
 
 
@@ -130,21 +131,21 @@ def _shapes(path: Path, key: str, raw: dict, inputs: list[InputSpec]) -> dict[st
     for shape_name, dims in raw.items():
         shape_key = f"{key}.{shape_name}"
         if str(shape_name) in shapes:
-            raise _fail(path, shape_key, f"distinct names in {key} ({shape_name!r} is given twice)")
-        dims = _mapping(path, shape_key, dims)
+            raise bad_key(path, shape_key, f"distinct names in {key} ({shape_name!r} is given twice)")
+        dims = expect_mapping(path, shape_key, dims)
         missing = sorted(dim_names - set(dims))
         if missing:
-            raise _fail(path, f"{shape_key}.{missing[0]}", "a size for every dimension the inputs use (missing)")
-        _unknown(path, f"{shape_key}.", dims, dim_names)
+            raise bad_key(path, f"{shape_key}.{missing[0]}", "a size for every dimension the inputs use (missing)")
+        refuse_unknown_keys(path, f"{shape_key}.", dims, dim_names)
         sizes = {d: _positive_int(path, f"{shape_key}.{d}", v) for d, v in dims.items()}
         for spec in inputs:
             if math.prod(spec.sizes(Shape(shape_name, sizes))) > MAX_ELEMENTS:
-                raise _fail(path, shape_key, f"at most {MAX_ELEMENTS} elements per input ({spec.name} is larger)")
+                raise bad_key(path, shape_key, f"at most {MAX_ELEMENTS} elements per input ({spec.name} is larger)")
         shapes[str(shape_name)] = Shape(str(shape_name), sizes)
     return shapes
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+class UniqueKeyLoader(yaml.SafeLoader):
     """PyYAML keeps the last of two equal keys; a shape given twice would vanish without a word."""
 
     def construct_mapping(self, node, deep=False):
@@ -189,84 +190,84 @@ def load_problem(path: str | Path) -> Problem:
     except OSError as exc:
         raise ProblemError(f"{path}: cannot read: {exc.strerror}") from None
     try:
-        data = yaml.load(raw_text, Loader=_UniqueKeyLoader)
+        data = yaml.load(raw_text, Loader=UniqueKeyLoader)
     except yaml.YAMLError as exc:
         raise invalid_yaml(path, exc) from None
-    data = _mapping(path, "document", data)
-    _unknown(path, "", data, TOP_KEYS)
+    data = expect_mapping(path, "document", data)
+    refuse_unknown_keys(path, "", data, TOP_KEYS)
     for key in ("name", "reference", "shapes", "inputs", "verify"):
         if key not in data:
-            raise _fail(path, key, "this key (missing)")
+            raise bad_key(path, key, "this key (missing)")
 
     name = data["name"]
     if not isinstance(name, str) or not name.replace("_", "").isalnum():
-        raise _fail(path, "name", f"an identifier of letters, digits and '_', got {name!r}")
+        raise bad_key(path, "name", f"an identifier of letters, digits and '_', got {name!r}")
     reference = data["reference"]
     if not isinstance(reference, str) or not reference.endswith(".py"):
-        raise _fail(path, "reference", f"a path to a .py file, got {reference!r}")
+        raise bad_key(path, "reference", f"a path to a .py file, got {reference!r}")
     reference_path = (path.parent / reference).resolve()
     if not reference_path.is_file():
-        raise _fail(path, "reference", f"an existing file, {reference_path} not found")
+        raise bad_key(path, "reference", f"an existing file, {reference_path} not found")
     dtype = data.get("dtype", "float32")
     if dtype not in DTYPES:
-        raise _fail(path, "dtype", f"one of {list(DTYPES)}, got {dtype!r}")
+        raise bad_key(path, "dtype", f"one of {list(DTYPES)}, got {dtype!r}")
     init_inputs = data.get("init_inputs", [])
     if not isinstance(init_inputs, list):
-        raise _fail(path, "init_inputs", f"a list, got {type(init_inputs).__name__}")
+        raise bad_key(path, "init_inputs", f"a list, got {type(init_inputs).__name__}")
 
     inputs = []
     raw_inputs = data["inputs"]
     if not isinstance(raw_inputs, list) or not raw_inputs:
-        raise _fail(path, "inputs", "a non-empty list of {name, shape, dist}")
+        raise bad_key(path, "inputs", "a non-empty list of {name, shape, dist}")
     for index, spec in enumerate(raw_inputs):
         key = f"inputs[{index}]"
-        spec = _mapping(path, key, spec)
+        spec = expect_mapping(path, key, spec)
         input_name = spec.get("name")
         if not isinstance(input_name, str) or not input_name.isidentifier():
-            raise _fail(path, f"{key}.name", f"an identifier, got {input_name!r}")
+            raise bad_key(path, f"{key}.name", f"an identifier, got {input_name!r}")
         dims = spec.get("shape")
         if not isinstance(dims, list) or not dims or not all(isinstance(d, str) for d in dims):
-            raise _fail(path, f"{key}.shape", f"a list of dimension names, got {dims!r}")
+            raise bad_key(path, f"{key}.shape", f"a list of dimension names, got {dims!r}")
         dist, params = _distribution(path, key, spec, {"name", "shape"})
         inputs.append(InputSpec(input_name, tuple(dims), dist, params))
     names = [spec.name for spec in inputs]
     if len(set(names)) != len(names):
-        raise _fail(path, "inputs", f"distinct names, got {names}")
+        raise bad_key(path, "inputs", f"distinct names, got {names}")
 
-    raw_shapes = _mapping(path, "shapes", data["shapes"])
+    raw_shapes = expect_mapping(path, "shapes", data["shapes"])
     if not raw_shapes:
-        raise _fail(path, "shapes", "at least one named shape")
+        raise bad_key(path, "shapes", "at least one named shape")
     shapes = _shapes(path, "shapes", raw_shapes, inputs)
-    check_shapes = _shapes(path, "check_shapes", _mapping(path, "check_shapes", data.get("check_shapes", {})), inputs)
+    check_shapes = _shapes(path, "check_shapes", expect_mapping(path, "check_shapes", data.get("check_shapes", {})), inputs)
     clash = sorted(set(shapes) & set(check_shapes))
     if clash:
-        raise _fail(path, f"check_shapes.{clash[0]}", f"a name not in shapes (shapes.{clash[0]} exists)")
+        raise bad_key(path, f"check_shapes.{clash[0]}", f"a name not in shapes (shapes.{clash[0]} exists)")
 
-    verify = _mapping(path, "verify", data["verify"])
-    _unknown(path, "verify.", verify, VERIFY_KEYS)
+    verify = expect_mapping(path, "verify", data["verify"])
+    refuse_unknown_keys(path, "verify.", verify, VERIFY_KEYS)
     cases = [VerifyCase("default", _positive_int(path, "verify.seeds", verify.get("seeds", 2)), {})]
     raw_cases = verify.get("cases", [])
     if not isinstance(raw_cases, list):
-        raise _fail(path, "verify.cases", "a list of {name, seeds, inputs}")
+        raise bad_key(path, "verify.cases", "a list of {name, seeds, inputs}")
     for index, case in enumerate(raw_cases):
         key = f"verify.cases[{index}]"
-        case = _mapping(path, key, case)
-        _unknown(path, f"{key}.", case, {"name", "seeds", "inputs"})
+        case = expect_mapping(path, key, case)
+        refuse_unknown_keys(path, f"{key}.", case, {"name", "seeds", "inputs"})
         case_name = case.get("name")
         if not isinstance(case_name, str) or not case_name:
-            raise _fail(path, f"{key}.name", f"a name, got {case_name!r}")
+            raise bad_key(path, f"{key}.name", f"a name, got {case_name!r}")
         overrides = {}
-        for input_name, spec in _mapping(path, f"{key}.inputs", case.get("inputs", {})).items():
+        for input_name, spec in expect_mapping(path, f"{key}.inputs", case.get("inputs", {})).items():
             if input_name not in names:
-                raise _fail(path, f"{key}.inputs.{input_name}", f"one of the inputs {names}")
+                raise bad_key(path, f"{key}.inputs.{input_name}", f"one of the inputs {names}")
             overrides[input_name] = _distribution(path, f"{key}.inputs.{input_name}",
-                                                  _mapping(path, f"{key}.inputs.{input_name}", spec), set())
+                                                  expect_mapping(path, f"{key}.inputs.{input_name}", spec), set())
         cases.append(VerifyCase(case_name, _positive_int(path, f"{key}.seeds", case.get("seeds", 1)), overrides))
-    tolerance = _mapping(path, "verify.tolerance", verify.get("tolerance", {}))
-    _unknown(path, "verify.tolerance.", tolerance, TOLERANCE_KEYS)
+    tolerance = expect_mapping(path, "verify.tolerance", verify.get("tolerance", {}))
+    refuse_unknown_keys(path, "verify.tolerance.", tolerance, TOLERANCE_KEYS)
     for key in ("rtol", "atol_rms"):
         if key not in tolerance:
-            raise _fail(path, f"verify.tolerance.{key}", "this key (missing)")
+            raise bad_key(path, f"verify.tolerance.{key}", "this key (missing)")
     rtol = _number(path, "verify.tolerance.rtol", tolerance["rtol"], positive=True)
     atol_rms = _number(path, "verify.tolerance.atol_rms", tolerance["atol_rms"], positive=True)
 
