@@ -113,3 +113,23 @@ def test_problem_with_a_constant_reference_is_refused(tmp_path, cache_config):
     kept = {json.loads(line)["candidate"] for line in records.read_text().splitlines()} if records.exists() else set()
     assert kept <= {"ref:eager"}, kept
     assert not (results / "flat" / "leaderboard.json").exists()
+
+
+def test_a_prestarted_judge_does_its_host_work_then_waits_for_its_turn(tmp_path, cache_config):
+    """evaluate.prestart (CUDA runs by default; forced here): the next candidate's judge and sandbox start while
+    the current one is evaluated and wait at the gate; the statuses are those of a run without it."""
+    config = tmp_path / "prestart.yaml"
+    config.write_text(cache_config.read_text() + "evaluate:\n  prestart: always\n")
+    results = tmp_path / "results"
+    done = harness_cli("run", "problems/scalar_gated_delta.yaml", "--device", "cpu", "--results", str(results),
+                       "--config", str(config), "--candidates", str(FIXTURES / "cpu_scalar.py"),
+                       str(REPO / "candidates" / "scalar_gated_delta" / "cpu_loops.py"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    records = [json.loads(line) for line in (results / "scalar_gated_delta" / "records.jsonl").read_text().splitlines()]
+    setups = {r["candidate"]: r["timing"]["judge_setup_s"] for r in records if r["kind"] == "candidate"}
+    assert {r["candidate"]: r["status"] for r in records if r["kind"] == "candidate"} == \
+        {"cpu_scalar": "ok", "cpu_loops": "ok"}
+    for setup in setups.values():   # the sandbox was started and ready before the gate; the arena mapped after it
+        assert setup["sandbox_start"] > 0 and "waiting_for_gpu" in setup and setup["sandbox_arena"] >= 0
+    # one of the two was started while the other was evaluated, and waited at its gate
+    assert max(setup["waiting_for_gpu"] for setup in setups.values()) > 0.2, setups
