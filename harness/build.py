@@ -27,6 +27,10 @@ from harness.worker import worker_crash_reason
 
 BUILD_RECIPE_VERSION = 1   # bump when the way candidates are compiled changes
 BUILD_SLOTS = 32           # sandbox users 0..31 build; evaluations take the next ones (runner.py)
+# Compiles overlap evaluation (build.overlap_evaluation) and fill every core: at a lower priority they yield the
+# cores to the judge and sandbox beside them, whose clocks would otherwise read the compiles' load. Once no
+# evaluation runs, a niced compile is as fast as any.
+BUILD_NICENESS = 10
 
 
 @dataclass(frozen=True)
@@ -144,7 +148,7 @@ def compile_one(candidate: Candidate, uses_cuda: bool, env: EnvInfo, arch: str, 
         # only this build's folder, seen at a fixed path (spawn.EXTENSION_MOUNT) that evaluations see too
         with sandbox_slot(0, BUILD_SLOTS) as slot:
             outcome = spawn_worker(job, worker_environment(directory, env, arch, uses_cuda), time_limit_s, log_path,
-                                   sandbox_slot=slot, extension_dir=directory / "ext")
+                                   sandbox_slot=slot, extension_dir=directory / "ext", niceness=BUILD_NICENESS)
         if outcome.timed_out:
             return BuildResult(candidate.id, "timeout", f"compile killed after the {time_limit_s:.0f} s time limit",
                                outcome.seconds, False, directory, log_path)

@@ -65,6 +65,7 @@ class Integrity(Exception):
     def __init__(self, check: str, detail: str):
         super().__init__(f"{check}: {detail}")
         self.check = check
+        self.evidence: dict = {}   # what the judge measured before it found this: kept in the record's timing
 
 
 class Wrong(Exception):
@@ -918,13 +919,21 @@ class Judge:
         timing_json = result.to_json() | {"checked_outputs": checked, "timed_batches": batch,
                                           "slots_per_batch": layout.slots,
                                           "load_1min": round(os.getloadavg()[0], 2)}   # this run's processes included
-        with self.cost("bursts"):
-            judge = self.cross_check(shape, layout, result.median_us, baseline, method,
-                                     timed_cpu_s / timed_s if timed_s > 0 else 1.0)
-        timing_json |= judge | {"judge_costs_s": {k: round(v, 3) for k, v in self.costs.items()},
-                                "judge_setup_s": {k: round(v, 3) for k, v in SETUP.items()},
-                                "judge_elapsed_s": round(time.monotonic() - STARTED, 3)}
+        try:
+            with self.cost("bursts"):
+                judge = self.cross_check(shape, layout, result.median_us, baseline, method,
+                                         timed_cpu_s / timed_s if timed_s > 0 else 1.0)
+        except Integrity as exc:   # the claim and the judge's clocks, so a reader can weigh the verdict
+            exc.evidence = timing_json | exc.evidence | self.phases()
+            raise
+        timing_json |= judge | self.phases()
         return {"timing": timing_json, "time_us": result.median_us, "host_us": judge.get("judge_us")}
+
+    def phases(self) -> dict:
+        """Where the judge's time went: this shape's phases, the setup's, and the time since it started."""
+        return {"judge_costs_s": {k: round(v, 3) for k, v in self.costs.items()},
+                "judge_setup_s": {k: round(v, 3) for k, v in SETUP.items()},
+                "judge_elapsed_s": round(time.monotonic() - STARTED, 3)}
 
     def cross_check(self, shape, layout: Layout, claimed_us: float, baseline: bool, method: str,
                     parallelism: float = 1.0) -> dict:
@@ -1004,7 +1013,11 @@ class Judge:
         if evidence.fetch_s is not None:
             report["judge_fetch_ms"] = round(evidence.fetch_s * 1e3, 3)
         if not baseline:   # the baselines are the reference itself: reported, not judged
-            run_checks(evidence, self.rules)
+            try:
+                run_checks(evidence, self.rules)
+            except Integrity as exc:
+                exc.evidence = report
+                raise
         return report
 
     def twin_lone_calls(self, shape, layout: Layout, method: str, rounds: int, candidate_call) -> dict:
@@ -1134,6 +1147,8 @@ class Judge:
                 status, reason, check = "ok", "", ""
             except Integrity as exc:
                 status, reason, check = "integrity", str(exc), exc.check
+                if exc.evidence:
+                    record["timing"] = exc.evidence
             except ProtocolError as exc:
                 status, reason, check = "integrity", f"D112: {exc}", "D112"
             except Wrong as exc:

@@ -246,16 +246,28 @@ class LineReader:
         return lines
 
 
+def lowered(niceness: int, then: Callable[[], None] | None) -> Callable[[], None]:
+    """A preexec function that lowers the child's CPU priority by `niceness`, then runs `then`."""
+    def preexec() -> None:
+        os.nice(niceness)
+        if then is not None:
+            then()
+    return preexec
+
+
 def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log_path: Path,
                  on_line: Callable[[dict], None] | None = None, module: str = "harness.worker",
                  sandbox_slot: int | None = None, writable: list[Path] = (),
-                 extension_dir: Path | None = None, gate: threading.Event | None = None) -> WorkerOutcome:
+                 extension_dir: Path | None = None, gate: threading.Event | None = None,
+                 niceness: int = 0) -> WorkerOutcome:
     """Run one worker (`module`) to its end (or its time limit). `on_line` sees each result line as soon as the
     worker has written it, so the caller can record a finished shape while the next one runs. With
     `sandbox_slot` the worker runs confined (a user of its own where the runner is root), able to write only
     its results file, `writable` and `extension_dir` (seen at EXTENSION_MOUNT), and imports a copy of the
     candidate file made in its own folder. With `gate`, the worker gets its job at once but stdin stays open until
-    the gate is set (a judge does its host work, then waits there for the GPU); its time limit starts then."""
+    the gate is set (a judge does its host work, then waits there for the GPU); its time limit starts then.
+    `niceness` lowers the worker's CPU priority (inherited by what it starts): background work such as a compile
+    then yields the cores to a judge timing a candidate beside it."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     uid = confine.sandbox_uid(sandbox_slot) if sandbox_slot is not None and confine.can_drop_privileges() else None
     with tempfile.TemporaryDirectory(prefix="harness-worker-") as scratch:
@@ -286,6 +298,8 @@ def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log
             env = confine.sandbox_env(private_tmp, keep)
             stash = Path(tempfile.mkdtemp(prefix="harness-stash-")) if uid is not None and mounts_possible() else None
             preexec = with_binds(binds, confine.preexec(uid, confinement), stash)
+        if niceness:
+            preexec = lowered(niceness, preexec)
         started = time.perf_counter()
         with open(log_path, "ab") as log:
             # workers start in the repository root, whatever the caller's folder: jobs carry absolute paths

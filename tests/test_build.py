@@ -117,3 +117,18 @@ def test_a_build_killed_half_way_is_started_afresh(tmp_path, env):
     again = build_stage.build_one(candidate, False, env, "9.0", tmp_path, 240)
     assert again.status == "ok" and not again.cached, f"{again.status}: {again.reason}"
     assert not half_written.exists(), "the half-finished build was reused"
+
+
+def test_compiles_run_at_a_lower_priority_than_evaluations(tmp_path, env, monkeypatch):
+    """A compile beside an evaluation yields the cores to the judge (build.BUILD_NICENESS)."""
+    asked = {}
+
+    def spawn(*args, **kwargs):
+        asked.update(kwargs)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(build_stage, "spawn_worker", spawn)
+    candidate = discover([REPO / "tests" / "fixtures" / "cpu_zeros.py"])[0]
+    with pytest.raises(RuntimeError, match="stop here"):
+        build_stage.build_one(candidate, False, env, "9.0", tmp_path, 900)
+    assert asked["niceness"] == build_stage.BUILD_NICENESS > 0

@@ -333,6 +333,21 @@ def test_cpu_run_forged_nothing(cpu_run):
     check_no_forgeries(cpu_run)
 
 
+@pytest.mark.slow
+def test_a_verdict_of_the_judges_clock_keeps_its_evidence(cpu_run):
+    """A row the judge's clocks caught (D108-D114, after timing) records what they read, as an ok row would:
+    the claim, the lone calls, the room allowed, the twin's slowdown, so a reader can weigh the verdict."""
+    from harness.judge import EVIDENCE_CHECKS
+
+    caught = [r for r in cpu_run.records if r["status"] == "integrity" and r["check"] in EVIDENCE_CHECKS
+              and r["stage"] == "time"]
+    assert caught, "no cheat in the corpus was caught by the judge's clocks"
+    for record in caught:
+        timing = record["timing"]
+        assert {"median_us", "judge_us", "judge_latency_us", "judge_lone_allowed_us", "judge_costs_s"} <= set(timing), \
+            f"{record['candidate']}: {sorted(timing)}"
+
+
 # --- the CUDA run (GPU machines only) ---------------------------------------------------------------------
 
 @pytest.mark.slow

@@ -1,9 +1,11 @@
 """Worker result lines reach the runner as they are written, each once; a cut-off line ends the stream; a gated
 worker waits at its gate."""
 import json
+import os
 import threading
 import time
 
+from harness.build import BUILD_NICENESS
 from harness.spawn import LineReader, spawn_worker
 
 
@@ -45,3 +47,15 @@ def test_a_gated_worker_has_its_job_at_once_but_goes_on_only_at_the_gate(tmp_pat
     assert [line["phase"] for line in outcome.lines] == ["host", "gpu"], (outcome, (tmp_path / "worker.log").read_text())
     assert outcome.lines[0]["at"] < opened[0] <= outcome.lines[1]["at"]
     assert not outcome.timed_out
+
+
+def test_a_lowered_worker_runs_at_the_priority_asked(tmp_path):
+    """Compiles beside an evaluation run niced (build.BUILD_NICENESS), so the judge's clock does not read them."""
+    gate = threading.Event()
+    gate.set()
+    base = os.nice(0)
+    plain = spawn_worker({}, {}, 30.0, tmp_path / "plain.log", module="tests.fixtures.gate_worker", gate=gate)
+    lowered = spawn_worker({}, {}, 30.0, tmp_path / "lowered.log", module="tests.fixtures.gate_worker", gate=gate,
+                           niceness=BUILD_NICENESS)
+    assert plain.lines[0]["niceness"] == base
+    assert lowered.lines[0]["niceness"] == min(19, base + BUILD_NICENESS) > base
