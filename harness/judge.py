@@ -516,22 +516,13 @@ def run_checks(evidence: Evidence, rules: dict) -> None:
 # --- the judge -------------------------------------------------------------------------------------------
 
 class Judge:
-    def __init__(self, job: EvaluateJob, emit):
-        import torch
-
-        from harness.problem import import_reference, load_problem, override_tolerance
-
-        self.torch = torch
+    def __init__(self, job: EvaluateJob, emit, load: bool = True):
+        """With `load`, imports torch and the problem at once; else `load()` does, e.g. while the sandbox,
+        already started, imports torch itself (main)."""
         self.job = job
         self.emit = emit
         self.settings = dict(job.timing)
         self.rules = dict(job.judge)
-        self.device = torch.device(job.device)
-        # `run --rtol/--atol` travel in the config's judge section, so the records' config says which tolerance held
-        self.problem = override_tolerance(load_problem(job.problem_path), **self.rules.get("tolerance", {}))
-        reference_module = import_reference(self.problem)
-        with seeded(INIT_SEED):   # random weights drawn as the sandbox draws them for the reference and candidate
-            self.gold_model = reference_module.Model(*self.problem.init_inputs).double().eval()
         self.secret_seed = int(job.secret_seed)
         self.random = secrets.SystemRandom()
         self.layouts: dict[str, Layout] = {}
@@ -541,6 +532,22 @@ class Judge:
         self.private_tmp: Path | None = None
         self.costs: dict[str, float] = {}
         self.arena_fd: int | None = None
+        if load:
+            self.load()
+
+    def load(self) -> None:
+        """torch, the problem and the float64 gold model (on the host)."""
+        import torch
+
+        from harness.problem import import_reference, load_problem, override_tolerance
+
+        self.torch = torch
+        self.device = torch.device(self.job.device)
+        # `run --rtol/--atol` travel in the config's judge section, so the records' config says which tolerance held
+        self.problem = override_tolerance(load_problem(self.job.problem_path), **self.rules.get("tolerance", {}))
+        reference_module = import_reference(self.problem)
+        with seeded(INIT_SEED):   # random weights drawn as the sandbox draws them for the reference and candidate
+            self.gold_model = reference_module.Model(*self.problem.init_inputs).double().eval()
 
     def begin(self) -> None:
         """The GPU's part of setting up, once the runner lets this judge go (everything before is host work:
@@ -610,9 +617,9 @@ class Judge:
         return view.to(self.device, copy=True)
 
     # --- the sandbox ------------------------------------------------------------------------------------
-    def start_sandbox(self) -> None:
+    def start_sandbox(self, wait: bool = True) -> None:
         """The candidate's sandbox, started and confined; it maps the arena and touches the GPU only when
-        `open_arena` says hello."""
+        `open_arena` says hello. With `wait`, returns once its imports are done; else `sandbox_ready()` waits."""
         job = self.job
         uid = confine.sandbox_uid(job.sandbox_slot) if job.sandbox_slot is not None and confine.can_drop_privileges() else None
         if uid is not None:
@@ -659,6 +666,10 @@ class Judge:
         self.sandbox, self.arena_fd = self.spawn(job.candidate_id or job.baseline, uid, confinement,
                                                  confine.sandbox_env(self.private_tmp, keep), self.private_tmp, cores,
                                                  binds, self.stash)
+        if wait:
+            self.sandbox_ready()
+
+    def sandbox_ready(self) -> None:
         self.sandbox.ask("ready")   # its imports done, before the judge waits for the GPU
 
     def open_arena(self, arena_bytes: int) -> None:
@@ -722,7 +733,7 @@ class Judge:
         the judge keeps, so the judge's own work never lands on a timed call's core and the sandbox's threads
         stay on a fixed set. On fewer cores that would take away a quarter or more of a multi-threaded
         candidate's cores, so nothing is pinned there."""
-        if self.device.type != "cpu" or self.settings.get("cpu_pin", "auto") != "auto" \
+        if self.job.device != "cpu" or self.settings.get("cpu_pin", "auto") != "auto" \
                 or not hasattr(os, "sched_getaffinity"):
             return None
         available = sorted(os.sched_getaffinity(0))
@@ -1244,13 +1255,19 @@ def main() -> int:
     else:
         judge = None
         try:
-            # Host work first: imports, the problem, the sandbox's start (its imports). A runner that starts this
-            # judge while another is timing on the GPU holds stdin open until that one is done.
-            with setup_phase("judge_init"):
-                judge = Judge(job, emit)
-            if not (job.device != "cuda" and job.baseline in ("graph", "compile")):
+            # Host work first: the sandbox's start, then the judge's imports and the problem while the sandbox does
+            # its own imports (two processes, two cores). A runner that starts this judge while another is timing
+            # on the GPU holds stdin open until that one is done.
+            judge = Judge(job, emit, load=False)
+            sandboxed = not (job.device != "cuda" and job.baseline in ("graph", "compile"))
+            if sandboxed:
                 with setup_phase("sandbox_start"):
-                    judge.start_sandbox()
+                    judge.start_sandbox(wait=False)
+            with setup_phase("judge_init"):
+                judge.load()
+            if sandboxed:
+                with setup_phase("sandbox_ready"):
+                    judge.sandbox_ready()
             with setup_phase("waiting_for_gpu"):
                 wait_for_the_gpu()
             if job.device == "cuda":

@@ -131,5 +131,7 @@ def test_a_prestarted_judge_does_its_host_work_then_waits_for_its_turn(tmp_path,
         {"cpu_scalar": "ok", "cpu_loops": "ok"}
     for setup in setups.values():   # the sandbox was started and ready before the gate; the arena mapped after it
         assert setup["sandbox_start"] > 0 and "waiting_for_gpu" in setup and setup["sandbox_arena"] >= 0
+        # the judge imported torch and the problem while its sandbox, started first, imported torch too
+        assert list(setup)[:4] == ["process_start", "sandbox_start", "judge_init", "sandbox_ready"], setup
     # one of the two was started while the other was evaluated, and waited at its gate
     assert max(setup["waiting_for_gpu"] for setup in setups.values()) > 0.2, setups
