@@ -24,8 +24,11 @@ $(TEST_STAMP): $(STAMP) requirements-test.txt
 	$(PY) -m pip install --quiet -r requirements-test.txt
 	touch $(TEST_STAMP)
 
+# Test files run whole on TEST_WORKERS processes (pytest-xdist), heaviest first (tests/conftest.py): most of a
+# file's time is one harness run in its module fixture, which leaves a core idle while it evaluates.
+TEST_WORKERS ?= 2
 test: $(TEST_STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 test-gpu: $(STAMP)
 	$(PY) -m pytest -m gpu -v -rA

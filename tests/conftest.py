@@ -23,7 +23,15 @@ def can_compile_cuda() -> bool:
     return bool(torch.version.cuda) and bool(cuda_home())
 
 
+# The files that take longest in a fresh clone (their module fixtures are whole harness runs), longest first:
+# `make test` hands whole files to its workers in collection order, so these start at once, not last.
+LONGEST_FIRST = ("test_judge_corpus.py", "test_faults.py", "test_end_to_end_cpu.py", "test_dynamic_checks.py",
+                 "test_kernelbench.py", "test_ray_backend.py", "test_resume.py", "test_build.py")
+
+
 def pytest_collection_modifyitems(config, items):
+    rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))   # stable: the rest keep their order
     skip_gpu = pytest.mark.skip(reason="needs a CUDA device")
     skip_nvcc = pytest.mark.skip(reason="needs nvcc and a CUDA build of torch")
     gpu, nvcc = has_cuda(), can_compile_cuda()
@@ -47,6 +55,12 @@ def build_cache(tmp_path_factory) -> Path:
     if kept:
         Path(kept).mkdir(parents=True, exist_ok=True)
         return Path(kept).resolve()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # pytest-xdist: every worker's base folder sits in one for the session; a build both want is made once
+        # (build.py locks each build's folder) and shared
+        shared = tmp_path_factory.getbasetemp().parent / "builds"
+        shared.mkdir(exist_ok=True)
+        return shared
     return tmp_path_factory.mktemp("builds")
 
 

@@ -17,9 +17,7 @@ The CPU fixtures include two light torch headers instead of the implicit <torch/
 within its few minutes on a 2-core machine.
 """
 import json
-import os
 import re
-import signal
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +25,7 @@ import pytest
 
 from harness.records import STATUSES
 from tests.conftest import FIXTURES, REPO, harness_cli
+from tests.processes import kill_pids, leftovers
 
 FAULTS = Path(__file__).resolve().parent / "faults"
 HONEST_CUDA = REPO / "tests" / "adversarial" / "honest" / "cuda_basic.py"
@@ -78,49 +77,6 @@ CPU_FAULTS = sorted(FAULTS.glob("cpu_*.py"))
 CUDA_FAULTS = sorted(FAULTS.glob("cuda_*.py"))
 
 
-def live_processes(*needles: str) -> dict[int, str]:
-    """Running (not zombie) processes whose command line or environment holds every needle."""
-    found = {}
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            if (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                continue
-            cmdline = (proc / "cmdline").read_bytes()
-            text = cmdline + b"\0" + (proc / "environ").read_bytes()
-        except (OSError, IndexError):
-            continue
-        if all(needle.encode() in text for needle in needles):
-            found[int(proc.name)] = cmdline.replace(b"\0", b" ").decode(errors="replace")[:200]
-    return found
-
-
-def sandbox_user_processes() -> dict[int, str]:
-    """Running processes of the sandbox users (uids 61000-61063): after a run there must be none."""
-    from harness.confine import SANDBOX_SLOTS, SANDBOX_UID_BASE
-
-    found = {}
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            uid = int(next(line for line in (proc / "status").read_text().splitlines() if line.startswith("Uid:")).split()[1])
-            if SANDBOX_UID_BASE <= uid < SANDBOX_UID_BASE + SANDBOX_SLOTS:
-                found[int(proc.name)] = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
-        except (OSError, StopIteration, ValueError):
-            continue
-    return found
-
-
-def kill_pids(pids) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
 @dataclass
 class FaultRun:
     rows: dict
@@ -135,16 +91,16 @@ def run_faults(tmp_path_factory, build_cache, template: str, device: str, candid
     results = tmp_path_factory.mktemp(f"faults-{device}")
     done = harness_cli("run", PROBLEM, "--device", device, "--results", str(results), "--config", str(config),
                        *extra, "--candidates", *map(str, candidates), timeout=1200)
-    # whatever a killed candidate left running: looked at now, then ended so it cannot slow later tests
-    leftovers = {p.stem: live_processes(f"{build_cache}/{p.stem}-") | live_processes("harness.sandbox", p.stem)
-                 for p in candidates}
-    leftovers["(sandbox users)"] = sandbox_user_processes()
-    kill_pids(pid for found in leftovers.values() for pid in found)
+    # whatever a killed candidate left running: looked at now, then ended so it cannot slow later tests (a run
+    # beside this one, in another pytest worker, is alive and waited for: not abandoned, not counted)
+    left = {p.stem: leftovers(f"{build_cache}/{p.stem}-") | leftovers("harness.sandbox", p.stem) for p in candidates}
+    left["(sandbox users)"] = leftovers(sandbox_users=True)
+    kill_pids(pid for found in left.values() for pid in found)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     folder = results / "scalar_gated_delta"
     document = json.loads((folder / "leaderboard.json").read_text())
     records = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines() if line.strip()]
-    return FaultRun({row["candidate"]: row for row in document["rows"]}, records, done.stdout, leftovers)
+    return FaultRun({row["candidate"]: row for row in document["rows"]}, records, done.stdout, left)
 
 
 @pytest.fixture(scope="module")

@@ -15,10 +15,10 @@ The cpu_* files of both folders (with tests/fixtures/cpu_scalar.py) run in ONE C
 static rules set to warnings only (`check: {static: warn}`), so nothing is rejected before the judge
 sees it; the cuda_* files run in one CUDA run at seed and medium (GPU machines only). After each run:
 - every cheat's row is not ok, and its status is one its header names; every honest row is ok;
-- no process of a sandbox user (uids 61000-61063) survives the run, and nothing naming this run's build
-  cache, results folder or forged files: another harness run on the machine shares those users (and its
-  runner kills their processes as its own), so run this file alone; a process of theirs that still hangs
-  from a live judge or build worker is not counted;
+- no process of a sandbox user (uids 61000-61063) survives the run, nor anything naming this run's build
+  cache, results folder or forged files. A harness run beside this one (another pytest worker's) holds
+  other sandbox users at the same time; its processes still hang from its live judges and build workers,
+  so they are not counted (tests/processes.py);
 - records.jsonl holds only records the runner wrote (signed, of a candidate in the run, none forged);
 - no file a cheat tried to forge (every forger names its files judge_corpus_forged_<candidate>...)
   exists, inside or outside the results folder.
@@ -27,9 +27,7 @@ A new file in either folder is picked up and asserted automatically.
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +35,7 @@ import pytest
 
 from harness.records import STATUSES
 from tests.conftest import FIXTURES, REPO, harness_cli
+from tests.processes import SANDBOX_UIDS, abandoned, kill_pids, process_table
 
 ADVERSARIAL = Path(__file__).resolve().parent / "adversarial"
 CHEATS = ADVERSARIAL / "judge"
@@ -44,7 +43,6 @@ HONEST = ADVERSARIAL / "judge_honest"
 PROBLEM = "scalar_gated_delta"
 PROBLEM_YAML = f"problems/{PROBLEM}.yaml"
 FORGED_MARK = "judge_corpus_forged"          # the prefix of every file a forging cheat tries to create
-SANDBOX_UIDS = range(61000, 61064)           # harness/confine.py: SANDBOX_UID_BASE + slot
 BASELINES = {"ref:eager", "ref:graph", "ref:compile"}
 EXPECT = re.compile(r"# expect: (\S.*)$")
 
@@ -83,82 +81,19 @@ def expected(path: Path) -> set[str]:
 
 # --- what a run leaves behind --------------------------------------------------------------------------
 
-def _status_fields(pid: int | str) -> dict[str, str]:
-    fields = {}
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            key, _, value = line.partition(":")
-            fields[key] = value.strip()
-    except OSError:
-        pass
-    return fields
-
-
-def _uid_and_parent(fields: dict[str, str]) -> tuple[int, int]:
-    try:
-        return int(fields.get("Uid", "-1").split()[0]), int(fields.get("PPid", "0"))
-    except ValueError:
-        return -1, 0
-
-
-def _detached(pid: int, table: dict[int, tuple[int, int]]) -> bool:
-    """A sandbox user's process none of whose ancestors is a live process of another user (pid 1 aside):
-    nothing of the harness's is waiting for it, so it outlived whatever started it."""
-    seen = set()
-    while pid in table and pid not in seen:
-        seen.add(pid)
-        uid, parent = table[pid]
-        if uid not in SANDBOX_UIDS:
-            return pid == 1
-        pid = parent
-    return True
-
-
-def live_processes() -> dict[int, tuple[int, int, bytes]]:
-    """pid -> (uid, parent, command line plus environment) of every live (not zombie) process but this one."""
-    found = {}
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        fields = _status_fields(proc.name)
-        if not fields or fields.get("State", "").startswith(("Z", "X")):
-            continue
-        try:
-            text = (proc / "cmdline").read_bytes()
-        except OSError:
-            continue
-        try:
-            text += b"\0" + (proc / "environ").read_bytes()
-        except OSError:
-            pass
-        found[int(proc.name)] = (*_uid_and_parent(fields), text)
-    return found
-
-
 def surviving_processes(before: set[int], *needles: str) -> dict[int, str]:
-    """What this run left running: processes of a sandbox user that no harness process is waiting for any more
-    (a daemon, a helper), and any process whose command line or environment names one of `needles`. Another
-    harness run on the machine uses the same sandbox users: its processes still hang from its judges and
-    build workers, so they are not counted; nor is anything that was running before this run started."""
-    processes = live_processes()
-    table = {pid: (uid, parent) for pid, (uid, parent, _) in processes.items()}
+    """What this run left running: processes of a sandbox user, or whose command line or environment names one of
+    `needles`, that nothing live waits for any more (a daemon, a helper: tests/processes.py). Another harness run
+    on the machine uses the same sandbox users: its processes still hang from its judges and build workers, so
+    they are not counted; nor is anything that was running before this run started."""
+    table = process_table()
     found = {}
-    for pid, (uid, _, text) in processes.items():
-        if pid in before:
+    for pid, process in table.items():
+        if pid in before or not abandoned(pid, table):
             continue
-        escaped = uid in SANDBOX_UIDS and _detached(pid, table)
-        if escaped or any(needle.encode() in text for needle in needles):
-            command = text.split(b"\0\0")[0].replace(b"\0", b" ").decode(errors="replace")[:160]
-            found[pid] = f"uid {uid}: {command}"
+        if process.uid in SANDBOX_UIDS or any(needle.encode() in process.text for needle in needles):
+            found[pid] = f"uid {process.uid}: {process.command[:160]}"
     return found
-
-
-def kill_pids(pids) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def forged_files(*roots: Path) -> list[Path]:
@@ -187,7 +122,7 @@ def run_corpus(tmp_path_factory, build_cache: Path, device: str, files: list[Pat
     config = tmp_path_factory.mktemp("judge-corpus-config") / f"judge-corpus-{device}.yaml"
     config.write_text(CONFIG.format(cache=build_cache))
     results = tmp_path_factory.mktemp(f"judge-corpus-{device}")
-    before = set(live_processes())
+    before = set(process_table())
     done = harness_cli("run", PROBLEM_YAML, "--device", device, "--results", str(results), "--config", str(config),
                        *extra, "--candidates", *map(str, files), timeout=3600)
     # looked at at once, before a daemon could finish its work, then ended so it cannot touch later tests

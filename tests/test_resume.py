@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES, REPO, harness_cli
-from tests.test_faults import FAULTS, kill_pids, live_processes
+from tests.processes import kill_pids, leftovers
+from tests.test_faults import FAULTS
 
 pytestmark = pytest.mark.slow
 
@@ -75,6 +76,13 @@ def descendants(pid: int) -> set[int]:
                 found.add(child)
                 todo.append(child)
     return found
+
+
+def command(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def running(pid: int) -> bool:
@@ -212,7 +220,8 @@ def interrupted(tmp_path_factory, cache_config, build_cache) -> Interrupted:
     try:
         wait_until(lambda: any(r["candidate"] == "ref:eager" for r in read_records(folder / "records.jsonl")),
                    process, "the eager reference was recorded")
-        wait_until(lambda: live_processes("harness.sandbox", hang.stem), process, "the candidate's sandbox started")
+        wait_until(lambda: any("harness.sandbox" in command(pid) and hang.stem in command(pid)
+                               for pid in descendants(process.pid)), process, "the candidate's sandbox started")
         time.sleep(1.0)
         process.send_signal(signal.SIGINT)
         process.wait(timeout=60)
@@ -223,10 +232,10 @@ def interrupted(tmp_path_factory, cache_config, build_cache) -> Interrupted:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     time.sleep(0.5)
-    leftovers = live_processes(needle) | live_processes("harness.sandbox", hang.stem)
-    kill_pids(leftovers)
+    left = leftovers(needle) | leftovers("harness.sandbox", hang.stem)
+    kill_pids(left)
     return Interrupted(process.returncode, (base / "run.log").read_text(), read_records(folder / "records.jsonl"),
-                       folder, leftovers)
+                       folder, left)
 
 
 def test_ctrl_c_exits_130_and_keeps_finished_records(interrupted):

@@ -4,7 +4,8 @@ import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
 CPP = r"""
-#include <torch/extension.h>
+#include <torch/csrc/utils/pybind.h>
+#include <ATen/EmptyTensor.h>
 #include <vector>
 #include <cstring>
 // honest reference: y = scalar gated delta rule of (q, k, v, gate, beta), all contiguous float32
@@ -31,11 +32,11 @@ static void reference(const float *qp, const float *kp, const float *vp, const f
         }
 }
 
-torch::Tensor run(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta) {
+at::Tensor run(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor gate, at::Tensor beta) {
     const int64_t B = q.size(0), T = q.size(1), H = q.size(2), D = q.size(3);
     static int64_t calls = 0;
     static std::vector<float> last;
-    auto y = torch::empty_like(q);
+    auto y = at::detail::empty_cpu(q.sizes(), at::kFloat);
     if (calls++ < 6 || (int64_t)last.size() != q.numel()) {
         reference(q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), gate.data_ptr<float>(), beta.data_ptr<float>(), y.data_ptr<float>(), B, T, H, D);
         last.assign(y.data_ptr<float>(), y.data_ptr<float>() + q.numel());
@@ -46,7 +47,8 @@ torch::Tensor run(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tens
 }
 """
 
-module = load_inline(name="dyn_cpu_cache_call_count", cpp_sources=CPP, functions=["run"], extra_cflags=["-O0"])
+module = load_inline(name="dyn_cpu_cache_call_count", cpp_sources=CPP, functions=["run"],
+                     no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O0"])
 
 
 class ModelNew(nn.Module):

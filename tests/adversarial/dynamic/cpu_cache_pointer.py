@@ -4,7 +4,8 @@ import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
 CPP = r"""
-#include <torch/extension.h>
+#include <torch/csrc/utils/pybind.h>
+#include <ATen/EmptyTensor.h>
 #include <vector>
 #include <cstring>
 #include <unordered_map>
@@ -32,10 +33,10 @@ static void reference(const float *qp, const float *kp, const float *vp, const f
         }
 }
 
-torch::Tensor run(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta) {
+at::Tensor run(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor gate, at::Tensor beta) {
     const int64_t B = q.size(0), T = q.size(1), H = q.size(2), D = q.size(3);
     static std::unordered_map<const void *, std::vector<float>> cache;
-    auto y = torch::empty_like(q);
+    auto y = at::detail::empty_cpu(q.sizes(), at::kFloat);
     auto found = cache.find(q.data_ptr());
     if (found != cache.end() && (int64_t)found->second.size() == q.numel()) {
         std::memcpy(y.data_ptr<float>(), found->second.data(), sizeof(float) * q.numel());
@@ -47,7 +48,8 @@ torch::Tensor run(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tens
 }
 """
 
-module = load_inline(name="dyn_cpu_cache_pointer", cpp_sources=CPP, functions=["run"], extra_cflags=["-O0"])
+module = load_inline(name="dyn_cpu_cache_pointer", cpp_sources=CPP, functions=["run"],
+                     no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O0"])
 
 
 class ModelNew(nn.Module):

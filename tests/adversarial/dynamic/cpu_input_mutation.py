@@ -4,7 +4,9 @@ import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
 CPP = r"""
-#include <torch/extension.h>
+#include <torch/csrc/utils/pybind.h>
+#include <ATen/EmptyTensor.h>
+#include <algorithm>
 #include <vector>
 // honest reference: y = scalar gated delta rule of (q, k, v, gate, beta), all contiguous float32
 static void reference(const float *qp, const float *kp, const float *vp, const float *gp, const float *bp,
@@ -30,21 +32,23 @@ static void reference(const float *qp, const float *kp, const float *vp, const f
         }
 }
 
-torch::Tensor run(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta) {
+at::Tensor run(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor gate, at::Tensor beta) {
     const int64_t B = q.size(0), T = q.size(1), H = q.size(2), D = q.size(3);
     float *kp = k.data_ptr<float>();
     const float *bp = beta.data_ptr<float>();
     for (int64_t r = 0; r < B * T * H; ++r)
         for (int64_t j = 0; j < D; ++j) kp[r * D + j] *= bp[r];
-    auto ones = torch::ones_like(beta);
-    auto y = torch::empty_like(q);
+    auto ones = at::detail::empty_cpu(beta.sizes(), at::kFloat);
+    std::fill_n(ones.data_ptr<float>(), ones.numel(), 1.0f);
+    auto y = at::detail::empty_cpu(q.sizes(), at::kFloat);
     reference(q.data_ptr<float>(), kp, v.data_ptr<float>(), gate.data_ptr<float>(), ones.data_ptr<float>(),
               y.data_ptr<float>(), B, T, H, D);
     return y;
 }
 """
 
-module = load_inline(name="dyn_cpu_input_mutation", cpp_sources=CPP, functions=["run"], extra_cflags=["-O0"])
+module = load_inline(name="dyn_cpu_input_mutation", cpp_sources=CPP, functions=["run"],
+                     no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O0"])
 
 
 class ModelNew(nn.Module):

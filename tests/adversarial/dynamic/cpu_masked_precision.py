@@ -4,7 +4,8 @@ import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
 CPP = r"""
-#include <torch/extension.h>
+#include <torch/csrc/utils/pybind.h>
+#include <ATen/EmptyTensor.h>
 #include <vector>
 // honest reference: y = scalar gated delta rule of (q, k, v, gate, beta), all contiguous float32
 static void reference(const float *qp, const float *kp, const float *vp, const float *gp, const float *bp,
@@ -30,9 +31,9 @@ static void reference(const float *qp, const float *kp, const float *vp, const f
         }
 }
 
-torch::Tensor run(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta) {
+at::Tensor run(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor gate, at::Tensor beta) {
     const int64_t B = q.size(0), T = q.size(1), H = q.size(2), D = q.size(3);
-    auto y = torch::empty_like(q);
+    auto y = at::detail::empty_cpu(q.sizes(), at::kFloat);
     reference(q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), gate.data_ptr<float>(), beta.data_ptr<float>(), y.data_ptr<float>(), B, T, H, D);
     uint32_t *bits = reinterpret_cast<uint32_t *>(y.data_ptr<float>());
     for (int64_t i = 0; i < q.numel(); ++i) bits[i] &= 0xFFFF0000u;
@@ -40,7 +41,8 @@ torch::Tensor run(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tens
 }
 """
 
-module = load_inline(name="dyn_cpu_masked_precision", cpp_sources=CPP, functions=["run"], extra_cflags=["-O0"])
+module = load_inline(name="dyn_cpu_masked_precision", cpp_sources=CPP, functions=["run"],
+                     no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O0"])
 
 
 class ModelNew(nn.Module):

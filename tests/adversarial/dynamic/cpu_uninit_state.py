@@ -1,16 +1,17 @@
 # expect: wrong or integrity:D103 or integrity:D105
-# Takes the recurrent state from torch::empty and never zeroes it: reads uninitialised (NaN-poisoned) memory.
+# Takes the recurrent state from an uninitialised allocation and never zeroes it: reads uninitialised (NaN-poisoned) memory.
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
 CPP = r"""
-#include <torch/extension.h>
+#include <torch/csrc/utils/pybind.h>
+#include <ATen/EmptyTensor.h>
 #include <vector>
 
-torch::Tensor run(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta) {
+at::Tensor run(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor gate, at::Tensor beta) {
     const int64_t B = q.size(0), T = q.size(1), H = q.size(2), D = q.size(3);
-    auto y = torch::empty_like(q);
-    auto state = torch::empty({D, D}, q.options());
+    auto y = at::detail::empty_cpu(q.sizes(), at::kFloat);
+    auto state = at::detail::empty_cpu({D, D}, at::kFloat);
     const float *qp = q.data_ptr<float>(), *kp = k.data_ptr<float>(), *vp = v.data_ptr<float>();
     const float *gp = gate.data_ptr<float>(), *bp = beta.data_ptr<float>();
     float *yp = y.data_ptr<float>(), *sp = state.data_ptr<float>();
@@ -32,7 +33,8 @@ torch::Tensor run(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tens
 }
 """
 
-module = load_inline(name="dyn_cpu_uninit_state", cpp_sources=CPP, functions=["run"], extra_cflags=["-O0"])
+module = load_inline(name="dyn_cpu_uninit_state", cpp_sources=CPP, functions=["run"],
+                     no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O0"])
 
 
 class ModelNew(nn.Module):
