@@ -356,6 +356,10 @@ class Run:
                 for shape in shapes:
                     self.record(entry, shape, status, build.reason, "build", check=build.check, **extra)
                 return
+        if entry.baseline in ("graph", "compile") and self.env.device != "cuda":
+            for shape in shapes:   # said here, not by a judge: a process and a torch import per baseline saved
+                self.record(entry, shape, "skipped", "CUDA-only baseline on a CPU run", "setup")
+            return
         job, env_overrides, log_path, limit = self.evaluate_job(entry, shapes, gpu, build)
         seen = set()
 

@@ -78,7 +78,7 @@ def pinning(monkeypatch, available, device="cpu", pin="auto"):
     pinned = {}
     monkeypatch.setattr(judge.os, "sched_getaffinity", lambda pid: set(available))
     monkeypatch.setattr(judge.os, "sched_setaffinity", lambda pid, cores: pinned.setdefault(pid, set(cores)))
-    stub = SimpleNamespace(device=SimpleNamespace(type=device), settings={"cpu_pin": pin})
+    stub = SimpleNamespace(job=SimpleNamespace(device=device), settings={"cpu_pin": pin})
     return judge.Judge.sandbox_cores(stub), pinned
 
 

@@ -38,6 +38,18 @@ def test_every_candidate_gets_its_status(cpu_run):
     assert table["ref:eager"]["status"] == "ok"
 
 
+def test_cuda_only_baselines_are_skipped_without_a_judge(cpu_run):
+    """ref:graph and ref:compile cannot run on a CPU: the runner says so itself, where a judge process (and its
+    torch import, seconds on this machine) once started only to say `skipped`."""
+    folder, _ = cpu_run
+    table = rows(folder)
+    for baseline in ("ref:graph", "ref:compile"):
+        assert table[baseline]["status"] == "skipped" and "CUDA-only" in table[baseline]["reason"], table[baseline]
+    logs = sorted(path.name for path in (folder / "logs").iterdir())
+    assert any(name.startswith("ref_eager-") for name in logs), logs
+    assert not any(name.startswith(("ref_graph-", "ref_compile-")) for name in logs), logs
+
+
 def test_cuda_candidate_is_checked_but_not_compiled_without_a_gpu(cpu_run):
     """Compiling CUDA where it cannot run cost minutes per candidate; `run --build-only` still compiles it."""
     folder, _ = cpu_run

@@ -33,8 +33,10 @@ PROBLEM = "problems/scalar_gated_delta.yaml"
 HEADER = re.compile(r"#\s*(expect|reason|check)\s*:\s*(.*?)\s*$")
 
 # Small limits so that hangs end quickly, yet long enough for an honest candidate on a loaded
-# 2-core machine: a full <torch/extension.h> compile (cpu_scalar) takes 30-60 s there, and a
-# cached candidate's evaluation (fresh Python, torch import, verify, a short timing) 3-10 s.
+# 2-core machine, where `make test` runs another test file beside this one: a light-header compile
+# (cpu_scalar) takes 10-30 s there, and a cached candidate's evaluation (fresh Python, torch import,
+# verify, a short timing) 3-10 s. A full <torch/extension.h> compile took 30-60 s alone and over 90 s
+# beside another file's builds.
 CPU_CONFIG = """\
 build:
   cache_dir: {cache}
@@ -107,7 +109,7 @@ def run_faults(tmp_path_factory, build_cache, template: str, device: str, candid
 def cpu_run(tmp_path_factory, build_cache) -> FaultRun:
     # Builds and evaluations follow this order. Hangs first: a compile that never ends then holds one
     # build worker while the others build, rather than running alone at the end. cpu_scalar (the
-    # longest honest compile) is built early and evaluated after the crashes and hangs.
+    # honest candidate) is built early and evaluated after the crashes and hangs.
     slow = [p for p in CPU_FAULTS if "timeout" in header(p)["expect"]]
     crashers = [p for p in CPU_FAULTS if p not in slow and "crashed" in header(p)["expect"]]
     rest = [p for p in CPU_FAULTS if p not in slow and p not in crashers]

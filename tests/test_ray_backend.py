@@ -194,7 +194,7 @@ def cli_run(results: Path, config: Path, candidates: list[Path], *extra: str) ->
 
 @pytest.fixture(scope="module")
 def run_config(tmp_path_factory, build_cache) -> Path:
-    """conftest's short timing, without the CUDA-only baselines (each costs a judge process to say `skipped`)."""
+    """conftest's short timing, without the CUDA-only baselines (rows that say only `skipped` on a CPU run)."""
     path = tmp_path_factory.mktemp("ray-config") / "test.yaml"
     path.write_text(f"build:\n  cache_dir: {build_cache}\ntiming:\n  budget_s: 0.3\n  warmup_ms: 5\n"
                     "baselines:\n  graph: false\n  compile: false\n")
