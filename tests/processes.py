@@ -33,10 +33,10 @@ class Process:
 
 
 def process_table() -> dict[int, Process]:
-    """Every live (not zombie) process but this one."""
+    """Every live (not zombie) process."""
     table = {}
     for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+        if not proc.name.isdigit():
             continue
         try:
             fields = dict(line.split(":", 1) for line in (proc / "status").read_text().splitlines() if ":" in line)
@@ -56,15 +56,16 @@ def process_table() -> dict[int, Process]:
 
 
 def abandoned(pid: int, table: dict[int, Process]) -> bool:
-    """Nothing live waits for it: up its ancestors, through harness processes only, the chain ends at init (the
-    run that started it is gone) rather than at a live launcher (a test, or another pytest worker's run)."""
-    seen = set()
-    while pid in table and pid not in seen:
+    """Nothing live waits for it: up from its parent, through harness processes only, the chain ends at init
+    (the run that started it is gone) rather than at a live launcher (a test, or another pytest worker's run).
+    The process itself may be anything: a daemon can exec any program."""
+    seen = {pid}
+    pid = table[pid].parent if pid in table else 0
+    while pid > 1 and pid in table and pid not in seen:
         seen.add(pid)
-        process = table[pid]
-        if not process.harness:
+        if not table[pid].harness:
             return False
-        pid = process.parent
+        pid = table[pid].parent
     return pid <= 1 or pid not in table
 
 
@@ -75,7 +76,7 @@ def leftovers(*needles: str, sandbox_users: bool = False) -> dict[int, str]:
     found = {}
     for pid, process in table.items():
         wanted = process.uid in SANDBOX_UIDS if sandbox_users else all(n.encode() in process.text for n in needles)
-        if wanted and abandoned(pid, table):
+        if wanted and pid != os.getpid() and abandoned(pid, table):
             found[pid] = process.command
     return found
 

@@ -27,6 +27,7 @@ A new file in either folder is picked up and asserted automatically.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,7 +90,7 @@ def surviving_processes(before: set[int], *needles: str) -> dict[int, str]:
     table = process_table()
     found = {}
     for pid, process in table.items():
-        if pid in before or not abandoned(pid, table):
+        if pid in before or pid == os.getpid() or not abandoned(pid, table):
             continue
         if process.uid in SANDBOX_UIDS or any(needle.encode() in process.text for needle in needles):
             found[pid] = f"uid {process.uid}: {process.command[:160]}"
