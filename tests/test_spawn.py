@@ -5,8 +5,11 @@ import os
 import threading
 import time
 
-from harness.build import BUILD_NICENESS
-from harness.spawn import LineReader, spawn_worker
+import pytest
+
+from harness.build import BUILD_NICENESS, BUILD_SLOTS
+from harness.confine import can_drop_privileges
+from harness.spawn import LineReader, sandbox_slot, spawn_worker
 
 
 def test_lines_arrive_once_and_a_partial_line_waits(tmp_path):
@@ -59,3 +62,14 @@ def test_a_lowered_worker_runs_at_the_priority_asked(tmp_path):
                            niceness=BUILD_NICENESS)
     assert plain.lines[0]["niceness"] == base
     assert lowered.lines[0]["niceness"] == min(19, base + BUILD_NICENESS) > base
+
+
+@pytest.mark.skipif(not can_drop_privileges(), reason="needs root to confine the worker to a user of its own")
+def test_a_confined_lowered_worker_cannot_take_its_priority_back(tmp_path):
+    """A candidate's build code runs niced and confined: raising its own priority to crowd the judge is refused."""
+    with sandbox_slot(0, BUILD_SLOTS) as slot:
+        outcome = spawn_worker({}, {}, 60.0, tmp_path / "unnice.log", module="tests.fixtures.unnice_worker",
+                               sandbox_slot=slot, niceness=BUILD_NICENESS)
+    assert outcome.lines, (tmp_path / "unnice.log").read_text()
+    line = outcome.lines[-1]
+    assert line["refused"] and line["after"] == line["before"] >= BUILD_NICENESS, line
