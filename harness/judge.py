@@ -669,6 +669,19 @@ class Judge:
         if wait:
             self.sandbox_ready()
 
+    def move_to_lane(self, cores: tuple[int, ...]) -> None:
+        """Onto the cores the runner keeps for this GPU's lane, the sandbox too: until the gate they shared the
+        other cores with the compiles, so as not to disturb the judge timing before them."""
+        from harness.spawn import move_process
+        move_process(os.getpid(), cores)
+        self.torch.set_num_threads(len(cores))   # its thread pool was sized for the cores it had at import
+        try:
+            if self.sandbox is not None:
+                move_process(self.sandbox.process.pid, cores)
+            self.confinement["lane_cores"] = list(cores)
+        except PermissionError as exc:   # a judge that may not move its sandbox's user: timed where it is
+            self.confinement["lane_cores"] = f"not moved: {exc}"
+
     def sandbox_ready(self) -> None:
         self.sandbox.ask("ready")   # its imports done, before the judge waits for the GPU
 
@@ -1270,6 +1283,9 @@ def main() -> int:
                     judge.sandbox_ready()
             with setup_phase("waiting_for_gpu"):
                 wait_for_the_gpu()
+            if job.lane_cores:
+                with setup_phase("lane_cores"):
+                    judge.move_to_lane(job.lane_cores)
             if job.device == "cuda":
                 with setup_phase("cuda_init"):
                     judge.torch.cuda.set_device(0)   # CUDA_VISIBLE_DEVICES already pins one GPU

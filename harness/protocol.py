@@ -14,6 +14,7 @@ Format history (`PROTOCOL_VERSION`):
   2: hello carries the arena's size, and the sandbox maps it and touches the GPU only then (a sandbox can start
      before its judge may use the GPU); its reply says whether the arena is page-locked. `ready` answers once
      the sandbox's imports are done.
+  3: EvaluateJob.lane_cores: the cores the judge and its sandbox move to once the GPU is theirs.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, fields
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 MAX_REPLY_BYTES = 4 << 20   # a reply carries at most a few thousand samples
 
 
@@ -54,6 +55,8 @@ class EvaluateJob:
     sandbox_env: dict = field(default_factory=dict)
     extension_dir: str = ""              # the candidate's build, copied into the sandbox's private folder
     runner_pid: int = 0
+    lane_cores: tuple[int, ...] = ()     # where the runner reserves cores: the judge and its sandbox move there at
+                                         # the gate (spawn.plan_cores); until then they share the other cores
     protocol: int = PROTOCOL_VERSION
 
     def to_json(self) -> dict:
@@ -67,6 +70,7 @@ class EvaluateJob:
         values = {k: v for k, v in data.items() if k in known}
         values["shapes"] = tuple(values.get("shapes", ()))
         values["compile_shapes"] = tuple(values.get("compile_shapes", ()))
+        values["lane_cores"] = tuple(int(core) for core in values.get("lane_cores", ()))
         return cls(**values)
 
 

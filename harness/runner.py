@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from harness import build as build_stage
-from harness import signing
+from harness import signing, spawn
 from harness.backend import Backend, LocalBackend, open_backend
 from harness.config import Config
 from harness.discovery import Candidate
@@ -318,11 +318,16 @@ class Run:
             check_reference=entry.id == EAGER, gpu=gpu,
             compile_shapes=tuple(self.config.get("baselines").get("compile_shapes", [])),
             compile_time_limit_s=float(self.config.get("baselines.compile_time_limit_s")),
-            sandbox_slot=slot, sandbox_env=sandbox_env, extension_dir=extension_dir)
+            sandbox_slot=slot, sandbox_env=sandbox_env, extension_dir=extension_dir,
+            lane_cores=self.lane_cores(gpu))
         limit = float(self.config.get("evaluate.time_limit_s"))
         if entry.baseline == "compile":   # dynamo may swallow the in-process alarm: the process limit backs it
             limit = min(limit, float(self.config.get("baselines.compile_time_limit_s")) * len(shapes) + 120)
         return job, env_overrides, log_path, limit
+
+    def lane_cores(self, gpu: int | None) -> tuple[int, ...]:
+        plan = getattr(self, "core_plan", None)
+        return plan.lanes.get(gpu, ()) if plan is not None else ()
 
     def judge(self, job: EvaluateJob, env_overrides: dict, limit: float, log_path: Path, on_line=None,
               gate: threading.Event | None = None) -> WorkerOutcome:
@@ -335,7 +340,8 @@ class Run:
         job, env_overrides, log_path, limit = self.evaluate_job(entry, shapes, gpu, None)
         self.reporter.phase("warm-up", 1)   # torch.compile can take minutes: in flight like a build
         self.started("warm-up", entry.id)
-        outcome = self.judge(dataclasses.replace(job, warm_only=True), env_overrides, limit, log_path)
+        outcome = self.judge(dataclasses.replace(job, warm_only=True, lane_cores=()), env_overrides, limit,
+                             log_path)   # host work: it keeps off the lanes' cores
         if not self.closed:
             self.finished("warm-up", entry.id, "timeout" if outcome.timed_out else "done")
         self.compile_warm_s = {line["shape"]: line["compile_s"] for line in outcome.lines
@@ -415,6 +421,7 @@ class Run:
             if not self.runs_here(entry) and self.pending_shapes(entry):
                 self.skip_elsewhere(entry)
         gpus = self.backend.lanes(self.env, self.options.gpus)   # evaluations in flight at once
+        self.core_plan = self.plan_cores(gpus, overlap)
         setting = self.config.get("evaluate.prestart")
         prestart = getattr(self.backend, "holds_judges", False) and (
             setting == "always" or (setting == "auto" and self.env.device == "cuda"))
@@ -460,6 +467,8 @@ class Run:
         warmers: list[threading.Thread] = []
         first_gpu_busy: threading.Thread | None = None
         try:
+            if self.core_plan is not None:   # all this process starts keeps off the lanes' cores (a judge moves there)
+                spawn.move_process(os.getpid(), self.core_plan.rest)
             if not overlap:
                 builder.start()
                 wait([builder])            # CPU runs: compiling beside a timed call would disturb it
@@ -509,6 +518,18 @@ class Run:
                 if thread.is_alive():
                     thread.join(timeout=max(0.0, deadline - time.monotonic()))
             raise
+        finally:
+            if self.core_plan is not None:
+                spawn.move_process(os.getpid(), self.all_cores)
+
+    def plan_cores(self, gpus: list[int | None], overlap: bool) -> spawn.CorePlan | None:
+        """Cores of its own for each GPU's timing judge and sandbox (spawn.plan_cores), on a CUDA run of this
+        machine that compiles while it evaluates: `evaluate.lane_cores`."""
+        if self.config.get("evaluate.lane_cores") != "auto" or not overlap or self.env.device != "cuda" \
+                or not isinstance(self.backend, LocalBackend) or not hasattr(os, "sched_getaffinity"):
+            return None
+        self.all_cores = os.sched_getaffinity(0)
+        return spawn.plan_cores(sorted(self.all_cores), [gpu for gpu in gpus if gpu is not None])
 
     def finish(self, order: list[str]) -> list[Row]:
         current = [r for key, r in self.done.items() if r.candidate in order and key[2:5] == (

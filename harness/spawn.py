@@ -246,6 +246,42 @@ class LineReader:
         return lines
 
 
+@dataclass(frozen=True)
+class CorePlan:
+    """A GPU run's cores on a host that compiles while it evaluates: each lane's judge and sandbox time on cores
+    of their own, and everything else (builds, waiting judges, the runner) keeps off them. Compiles fill every
+    core they may use, and a lone call's latency on a shared core grew enough to read as work left running
+    (D108) on an honest candidate."""
+    lanes: dict            # GPU index -> the cores its timing judge and sandbox run on
+    rest: frozenset        # the cores everything else may use
+
+
+def plan_cores(available: list[int], gpus: list[int], per_lane: int = 2) -> CorePlan | None:
+    """`per_lane` cores for each GPU's lane, from the top, where at least three times as many remain for the
+    rest (so 8 cores or more for one GPU); None otherwise: too few cores to give any away."""
+    available = sorted(available)
+    reserved = per_lane * len(gpus)
+    if per_lane < 1 or not gpus or len(available) - reserved < 3 * reserved:
+        return None
+    top = available[len(available) - reserved:]
+    lanes = {gpu: tuple(top[i * per_lane:(i + 1) * per_lane]) for i, gpu in enumerate(gpus)}
+    return CorePlan(lanes=lanes, rest=frozenset(available[:len(available) - reserved]))
+
+
+def move_process(pid: int, cores) -> None:
+    """Every thread of `pid` onto `cores` (sched_setaffinity moves one thread; threads it starts later inherit).
+    A thread that ended meanwhile is skipped."""
+    try:
+        threads = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except FileNotFoundError:
+        threads = [pid]
+    for thread in threads:
+        try:
+            os.sched_setaffinity(thread, set(cores))
+        except ProcessLookupError:
+            pass
+
+
 def lowered(niceness: int, then: Callable[[], None] | None) -> Callable[[], None]:
     """A preexec function that lowers the child's CPU priority by `niceness`, then runs `then`."""
     def preexec() -> None:

@@ -5,13 +5,16 @@ the CPU with the harness's own trivial call standing in for the candidate."""
 from __future__ import annotations
 
 import contextlib
+import os
 
 import pytest
 
 from harness import judge
 from harness.config import load_config
 from harness.protocol import EvaluateJob
+from harness.spawn import move_process
 from tests.conftest import REPO
+from tests.test_spawn import thread_cores
 
 
 @pytest.fixture(scope="module")
@@ -91,3 +94,23 @@ def test_a_failure_of_the_candidates_call_is_its_own_not_the_twins(calibrated):
     with contextlib.suppress(OSError):   # running again afterwards
         with open(f"/proc/{referee.sandbox.process.pid}/stat") as handle:
             assert handle.read().rsplit(")", 1)[1].split()[0] != "T"
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to move a process between")
+def test_the_judge_and_its_sandbox_move_to_their_lane_at_the_gate(calibrated):
+    """EvaluateJob.lane_cores: at its gate the judge moves itself and its sandbox, every thread of both, onto the
+    lane's cores; a twin started later shares the sandbox's cores."""
+    referee, _, _ = calibrated
+    everywhere, threads = os.sched_getaffinity(0), referee.torch.get_num_threads()
+    lane = max(everywhere)
+    try:
+        referee.move_to_lane((lane,))
+        assert set(thread_cores(os.getpid()).values()) == {str(lane)}
+        assert set(thread_cores(referee.sandbox.process.pid).values()) == {str(lane)}
+        assert referee.confinement["lane_cores"] == [lane]
+        assert judge.cores_of(referee.sandbox) == 1
+        assert referee.torch.get_num_threads() == 1
+    finally:
+        referee.torch.set_num_threads(threads)
+        move_process(os.getpid(), everywhere)
+        move_process(referee.sandbox.process.pid, everywhere)

@@ -3,11 +3,13 @@ import dataclasses
 import threading
 import time
 
+import pytest
+
 from harness import runner
 from harness.config import load_config
 from harness.discovery import discover
 from harness.env import collect_env
-from harness.problem import load_problem
+from harness.problem import ProblemError, load_problem
 from tests.conftest import FIXTURES, REPO
 
 
@@ -68,3 +70,48 @@ def test_gpu_runs_start_the_next_judge_early_and_let_it_on_the_gpu_only_after_th
     starts = [i for i, e in enumerate(events) if e.endswith(" starts") and not e.startswith(("build", "compile warm-up"))]
     ends = [i for i, e in enumerate(events) if e.endswith(" ends")]
     assert all(s > e for s, e in zip(starts[1:], ends)), events
+
+
+def test_a_gpu_host_that_compiles_while_it_times_keeps_each_lane_on_cores_of_its_own(tmp_path, monkeypatch):
+    """evaluate.lane_cores (auto): on 16 cores with two GPUs, each GPU's judge gets two cores; the runner, and all it
+    starts (builds, judges waiting for their turn), keeps to the other twelve until the run ends."""
+    moves, given = [], []
+
+    def evaluate_entry(self, entry, gpu, build, gate=None):
+        given.append((entry.id, gpu, self.lane_cores(gpu)))
+        if entry.kind == "baseline":
+            given.append(("job", gpu, self.evaluate_job(entry, ["seed"], gpu, None)[0].lane_cores))
+
+    def run(config=None):
+        monkeypatch.setattr(runner.os, "sched_getaffinity", lambda pid: set(range(16)))
+        monkeypatch.setattr(runner.spawn, "move_process", lambda pid, cores: moves.append((pid, sorted(cores))))
+        monkeypatch.setattr(runner.Run, "build", lambda self, entries, on_built=lambda r: None, cancel=None: [
+            on_built(type("Built", (), {"candidate": e.id})()) for e in entries])
+        monkeypatch.setattr(runner.Run, "evaluate_entry", evaluate_entry)
+        monkeypatch.setattr(runner.Run, "warm_compile", lambda self, entry, gpu: None)
+        env = dataclasses.replace(collect_env("cpu"), device="cuda")
+        options = runner.RunOptions(load_problem(REPO / "problems" / "scalar_gated_delta.yaml"), load_config(config),
+                                    env, discover([FIXTURES / "cpu_scalar.py"]), ["seed"], tmp_path, gpus=[0, 1])
+        state = runner.Run(options, runner.SilentReporter())
+        state.build_and_evaluate(state.baselines(), [runner.Entry(c.id, "candidate", c.sha256, c, uses_cuda=True)
+                                                     for c in options.candidates], True)
+
+    run()
+    assert moves == [(runner.os.getpid(), list(range(12))), (runner.os.getpid(), list(range(16)))]
+    lanes = {0: (12, 13), 1: (14, 15)}
+    assert given and all(cores == lanes[gpu] for _, gpu, cores in given), given
+    assert ("job", 0, (12, 13)) in given   # the judge's job carries them
+    moves.clear()
+    given.clear()
+    never = tmp_path / "never.yaml"
+    never.write_text("evaluate:\n  lane_cores: never\n")
+    run(never)
+    assert moves == [] and all(cores == () for _, _, cores in given), given
+
+
+def test_an_unknown_lane_cores_setting_is_one_line(tmp_path):
+    config = tmp_path / "bad.yaml"
+    config.write_text("evaluate:\n  lane_cores: sometimes\n")
+    with pytest.raises(ProblemError) as caught:
+        load_config(config)
+    assert str(caught.value) == f"{config}: evaluate.lane_cores: expected auto or never, got 'sometimes'"

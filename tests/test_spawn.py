@@ -2,6 +2,9 @@
 worker waits at its gate."""
 import json
 import os
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 
@@ -9,7 +12,7 @@ import pytest
 
 from harness.build import BUILD_NICENESS, BUILD_SLOTS
 from harness.confine import can_drop_privileges
-from harness.spawn import LineReader, sandbox_slot, spawn_worker
+from harness.spawn import LineReader, move_process, plan_cores, sandbox_slot, spawn_worker
 
 
 def test_lines_arrive_once_and_a_partial_line_waits(tmp_path):
@@ -73,3 +76,52 @@ def test_a_confined_lowered_worker_cannot_take_its_priority_back(tmp_path):
     assert outcome.lines, (tmp_path / "unnice.log").read_text()
     line = outcome.lines[-1]
     assert line["refused"] and line["after"] == line["before"] >= BUILD_NICENESS, line
+
+
+def test_each_gpu_lane_gets_cores_of_its_own_where_the_host_has_enough():
+    """On a GPU host that compiles while it times, each lane's judge and sandbox get cores no compile may use."""
+    plan = plan_cores(list(range(16)), [0])
+    assert plan.lanes == {0: (14, 15)} and plan.rest == frozenset(range(14))
+    two = plan_cores(list(range(32)), [0, 1])
+    assert two.lanes == {0: (28, 29), 1: (30, 31)} and two.rest == frozenset(range(28))
+    assert plan_cores(list(range(0, 32, 2)), [3]).lanes == {3: (28, 30)}   # the cores this process may use
+    assert plan_cores(list(range(8)), [0]).lanes == {0: (6, 7)}
+    assert plan_cores(list(range(7)), [0]) is None     # under three cores left per reserved one: none taken
+    assert plan_cores([0, 1], [0]) is None
+    assert plan_cores(list(range(16)), []) is None
+
+
+def thread_cores(pid: int) -> dict[int, str]:
+    cores = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        status = open(f"/proc/{pid}/task/{tid}/status").read()
+        cores[int(tid)] = next(line.split(":")[1].strip() for line in status.splitlines()
+                               if line.startswith("Cpus_allowed_list"))
+    return cores
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to move a process between")
+def test_a_process_moves_to_a_lane_with_every_thread_and_those_it_starts_later():
+    """sched_setaffinity moves one thread: a judge moving its sandbox, which has started threads, moves them all."""
+    first, last = min(os.sched_getaffinity(0)), max(os.sched_getaffinity(0))
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import os, sys, threading, time
+        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+        print("started", flush=True)
+        sys.stdin.readline()
+        later = threading.Thread(target=lambda: print(sorted(os.sched_getaffinity(0)), flush=True))
+        later.start(); later.join()
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "started"
+        assert len(thread_cores(child.pid)) == 2
+        move_process(child.pid, {last})
+        assert set(thread_cores(child.pid).values()) == {str(last)}
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        assert child.stdout.readline().strip() == str([last])
+    finally:
+        child.kill()
+        child.wait()
+    move_process(os.getpid(), os.sched_getaffinity(0))   # a process that ended meanwhile is no error either
+    move_process(child.pid, {first})
