@@ -1456,7 +1456,7 @@ cpC_kernel(const float* __restrict__ q, const float* __restrict__ k, const float
 #pragma unroll
   for (int r = 0; r < RPW; ++r) wmma::fill_fragment(acc[r], 0.f);
   const float* sst = ws + ((long long)bh * NC + c) * (D * D);
-#pragma unroll
+#pragma unroll 4  // full unrolling spilled at the 128-register cap (8-16 bytes)
   for (int kk = 0; kk < D / 8; ++kk) {
     FragBr bhf, blf;  // (d, j) at sst[d * D + j]
     wmma::load_matrix_sync(bhf, sst + 8 * kk * D + 16 * jt, D);
