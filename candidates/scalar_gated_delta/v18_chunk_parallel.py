@@ -6,7 +6,7 @@
 #   Decays are ordered products of gates only (no ratios, no safe path needed).  3xTF32 on wmma m16n16k8.
 # Prediction (before any GPU run; MMA at 150 T raw MAC/s with 3 per product, DRAM at 4.3 TB/s, passes summed):
 #   medium: A 100 MB / 1.6 G raw MAC (23 us), B 67 MB (16 us), C 168 MB / 3.6 G (39 us) -> 80-100 us.
-#   large:  A 1.07 GB / 26 G (250 us), B 1.07 GB (250 us), C 1.61 GB / 42 G (375 us) -> 850-1000 us:
+#   large:  A 1.07 GB / 26 G (250 us), B 1.07 GB (250 us), C 1.61 GB / 42 G (375 us) -> 850-1050 us:
 #   memory-bound on the 537 MB state workspace (4 passes over it), so no gain over v13 expected at large.
 import torch
 import torch.nn as nn
