@@ -145,10 +145,12 @@ def compile_one(candidate: Candidate, uses_cuda: bool, env: EnvInfo, arch: str, 
                "candidate": {"id": candidate.id, "path": str(candidate.path.resolve()), "sha256": candidate.sha256}}
         log_path.write_text(f"# build of {candidate.path} at {now_utc()}\n")
         # importing the candidate runs its code: the build is confined to a user of its own, which may write
-        # only this build's folder, seen at a fixed path (spawn.EXTENSION_MOUNT) that evaluations see too
+        # only this build's folder, seen at a fixed path (spawn.EXTENSION_MOUNT) that evaluations see too, and
+        # sees no GPU, where another candidate may be being timed
         with sandbox_slot(0, BUILD_SLOTS) as slot:
             outcome = spawn_worker(job, worker_environment(directory, env, arch, uses_cuda), time_limit_s, log_path,
-                                   sandbox_slot=slot, extension_dir=directory / "ext", niceness=BUILD_NICENESS)
+                                   sandbox_slot=slot, extension_dir=directory / "ext", niceness=BUILD_NICENESS,
+                                   hide_gpus=True)
         if outcome.timed_out:
             return BuildResult(candidate.id, "timeout", f"compile killed after the {time_limit_s:.0f} s time limit",
                                outcome.seconds, False, directory, log_path)

@@ -19,6 +19,7 @@ What stops what, when run as root (the separate user is the main wall; the rest 
   limits writes to its own folders even where a file is world-writable, and scopes signals;
 - a minimal environment: no secret, token or path of the runner's passes through os.environ;
 - PR_SET_PDEATHSIG: it dies when the judge does.
+- a seccomp filter: it cannot change its CPU affinity (nor make other ABIs' system calls);
 Without root none of the uid part is possible; `Confinement.notes` says what is missing.
 A sandbox uid must be able to read and run what the candidate needs (the interpreter, its
 packages, the harness, the toolkit): `unreachable_paths` says which of them it cannot reach.
@@ -74,6 +75,55 @@ _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1   # ABI 6
 # torch and the candidate's sources), and ioctl is left alone because the GPU is driven by ioctls.
 _FILE_WRITES = _FS_WRITE_FILE | _FS_TRUNCATE
 _DEVICE_NODES = _FS_MAKE_CHAR | _FS_MAKE_BLOCK
+
+
+# Seccomp (linux/seccomp.h, linux/filter.h): a filter that refuses sched_setaffinity, so that a confined process
+# keeps the cores it was started on (a build stays off the GPU lane's cores, spawn.plan_cores: an affinity alone
+# its code could widen), and refuses every system call of another ABI (x32, or i386 through int 0x80), where the
+# same call has another number. Its judge may still move it: a filter binds only the calls its process makes.
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+_BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JSET_K, _BPF_RET_K = 0x20, 0x15, 0x45, 0x06
+# machine -> (AUDIT_ARCH value, sched_setaffinity's number, the x32 call bit or 0)
+_SECCOMP_ABI = {"x86_64": (0xC000003E, 203, 0x40000000), "aarch64": (0xC00000B7, 122, 0)}
+SECCOMP_FILTER = "sched_setaffinity refused (it keeps the cores it was started on); other ABIs' system calls refused"
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def _seccomp_program() -> tuple[_SockFprog, ctypes.Array]:
+    """The filter as BPF (the array is returned too: the program points into it and must outlive the call)."""
+    import platform
+
+    arch, affinity, x32 = _SECCOMP_ABI[platform.machine()]
+    refuse = _SECCOMP_RET_ERRNO | errno.EPERM
+    program = [(_BPF_LD_W_ABS, 0, 0, 4),                  # seccomp_data.arch
+               (_BPF_JEQ_K, 1, 0, arch), (_BPF_RET_K, 0, 0, refuse),
+               (_BPF_LD_W_ABS, 0, 0, 0),                  # seccomp_data.nr
+               (_BPF_JSET_K, 0, 1, x32), (_BPF_RET_K, 0, 0, refuse),
+               (_BPF_JEQ_K, 0, 1, affinity), (_BPF_RET_K, 0, 0, refuse),
+               (_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW)]
+    instructions = (_SockFilter * len(program))(*[_SockFilter(*step) for step in program])
+    return _SockFprog(len(program), instructions), instructions
+
+
+def _seccomp_available() -> tuple[bool, str]:
+    import platform
+
+    if platform.machine() not in _SECCOMP_ABI:
+        return False, f"no filter for {platform.machine()}"
+    libc = _libc()
+    if libc is None:
+        return False, "not Linux"
+    if libc.prctl(21, 0, 0, 0, 0) < 0:   # PR_GET_SECCOMP: EINVAL where the kernel has no seccomp
+        return False, f"the kernel has no seccomp ({os.strerror(ctypes.get_errno())})"
+    return True, ""
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -275,10 +325,8 @@ def prepare_sandbox(uid: int | None, writable: Iterable[Path] = (), mounted: Ite
     else:
         landlock = f"unavailable: {landlock_why}"
 
-    if separate and network_ok:
-        seccomp = "not used: uid separation and a network namespace cover what it would"
-    else:
-        seccomp = "not used: no filter is implemented"
+    seccomp_ok, seccomp_why = _seccomp_available()
+    seccomp = SECCOMP_FILTER if seccomp_ok else f"unavailable: {seccomp_why}"
     confinement = Confinement(
         user=f"uid {uid}" if separate else "", private_tmp=str(private_tmp), env_scrubbed=True,
         no_new_privs=_libc() is not None, network=NETWORK_NONE if network_ok else NETWORK_HOST,
@@ -336,6 +384,7 @@ def preexec(uid: int | None, confinement: Confinement) -> Callable[[], None]:
                                                             _SYS_LANDLOCK_RESTRICT_SELF))
         size, path_beneath, no_flags = ctypes.c_long(ruleset_size), ctypes.c_long(_LANDLOCK_RULE_PATH_BENEATH), ctypes.c_long(0)
     core_limit, open_path, sigkill = (0, 0), os.O_PATH | os.O_CLOEXEC, int(signal.SIGKILL)
+    seccomp = _seccomp_program() if confinement.seccomp == SECCOMP_FILTER else None
 
     def fail(step: str) -> None:
         code = ctypes.get_errno()
@@ -376,6 +425,9 @@ def preexec(uid: int | None, confinement: Confinement) -> Callable[[], None]:
             if syscall(restrict, ctypes.c_long(ruleset_fd), no_flags) != 0:
                 fail("landlock_restrict_self")
             os.close(ruleset_fd)
+        if seccomp is not None and libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER,
+                                              ctypes.addressof(seccomp[0]), 0, 0) != 0:
+            fail("PR_SET_SECCOMP")
 
     return confine
 

@@ -41,6 +41,9 @@ class WorkerOutcome:
 # of its own over the real folder (the build's, or a private copy for an evaluation), so torch's loader finds
 # the build where it was made and never rebuilds, and no sandbox needs a way into the real cache's folders.
 EXTENSION_MOUNT = Path("/tmp/harness-ext")
+# The GPU's device nodes (NVIDIA's driver: nvidia0.., nvidiactl, nvidia-uvm, nvidia-caps/ ...), hidden from a build
+GPU_DEVICES = "/dev/nvidia*"
+EMPTY_FOLDER = Path("/tmp/harness-empty")
 
 
 def mounts_possible() -> bool:
@@ -119,6 +122,21 @@ def interpreter_paths() -> list[Path]:
     found = [REPO_ROOT, Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent]
     found += [Path(p) for p in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}]
     return found
+
+
+def gpu_masks() -> list[tuple[str, str]]:
+    """Binds that hide every GPU device node: /dev/null over each node, an empty folder over each folder. A
+    build runs the candidate's own code while another candidate is timed on the GPU: with the GPU hidden it
+    cannot run work there to slow that one down (an environment variable would be a courtesy: the code can
+    change its own environment before CUDA starts). Mounts are locked in its namespace: it cannot undo them."""
+    import glob
+
+    masks = []
+    for path in sorted(glob.glob(GPU_DEVICES)):
+        if os.path.islink(path):
+            continue   # a link resolves to a node masked here
+        masks.append((str(_root_folder(EMPTY_FOLDER)) if os.path.isdir(path) else os.devnull, path))
+    return masks
 
 
 def with_binds(binds: list[tuple[str, str]], then: Callable[[], None] | None,
@@ -295,7 +313,7 @@ def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log
                  on_line: Callable[[dict], None] | None = None, module: str = "harness.worker",
                  sandbox_slot: int | None = None, writable: list[Path] = (),
                  extension_dir: Path | None = None, gate: threading.Event | None = None,
-                 niceness: int = 0) -> WorkerOutcome:
+                 niceness: int = 0, hide_gpus: bool = False) -> WorkerOutcome:
     """Run one worker (`module`) to its end (or its time limit). `on_line` sees each result line as soon as the
     worker has written it, so the caller can record a finished shape while the next one runs. With
     `sandbox_slot` the worker runs confined (a user of its own where the runner is root), able to write only
@@ -303,7 +321,8 @@ def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log
     candidate file made in its own folder. With `gate`, the worker gets its job at once but stdin stays open until
     the gate is set (a judge does its host work, then waits there for the GPU); its time limit starts then.
     `niceness` lowers the worker's CPU priority (inherited by what it starts): background work such as a compile
-    then yields the cores to a judge timing a candidate beside it."""
+    then yields the cores to a judge timing a candidate beside it. `hide_gpus` (a confined worker, as root) hides
+    the GPU's device nodes from it (`gpu_masks`)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     uid = confine.sandbox_uid(sandbox_slot) if sandbox_slot is not None and confine.can_drop_privileges() else None
     with tempfile.TemporaryDirectory(prefix="harness-worker-") as scratch:
@@ -331,6 +350,8 @@ def spawn_worker(job: dict, env_overrides: dict[str, str], timeout_s: float, log
                 shutil.copyfile(job["candidate"]["path"], copy)
                 job = dict(job, candidate=dict(job["candidate"], path=str(copy)))
             private_tmp, confinement = confine.prepare_sandbox(uid, writable, [source for source, _ in binds])
+            if hide_gpus and uid is not None and mounts_possible():
+                binds.extend(gpu_masks())
             env = confine.sandbox_env(private_tmp, keep)
             stash = Path(tempfile.mkdtemp(prefix="harness-stash-")) if uid is not None and mounts_possible() else None
             preexec = with_binds(binds, confine.preexec(uid, confinement), stash)

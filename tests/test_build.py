@@ -119,8 +119,9 @@ def test_a_build_killed_half_way_is_started_afresh(tmp_path, env):
     assert not half_written.exists(), "the half-finished build was reused"
 
 
-def test_compiles_run_at_a_lower_priority_than_evaluations(tmp_path, env, monkeypatch):
-    """A compile beside an evaluation yields the cores to the judge (build.BUILD_NICENESS)."""
+def test_compiles_run_at_a_lower_priority_than_evaluations_and_see_no_gpu(tmp_path, env, monkeypatch):
+    """A compile beside an evaluation yields the cores to the judge (build.BUILD_NICENESS), and its code cannot
+    reach the GPU the judge times on (spawn.gpu_masks; test_spawn shows the masks at work)."""
     asked = {}
 
     def spawn(*args, **kwargs):
@@ -132,3 +133,4 @@ def test_compiles_run_at_a_lower_priority_than_evaluations(tmp_path, env, monkey
     with pytest.raises(RuntimeError, match="stop here"):
         build_stage.build_one(candidate, False, env, "9.0", tmp_path, 900)
     assert asked["niceness"] == build_stage.BUILD_NICENESS > 0
+    assert asked["hide_gpus"] is True

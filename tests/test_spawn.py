@@ -2,14 +2,18 @@
 worker waits at its gate."""
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
+from harness import spawn
 from harness.build import BUILD_NICENESS, BUILD_SLOTS
 from harness.confine import can_drop_privileges
 from harness.spawn import LineReader, move_process, plan_cores, sandbox_slot, spawn_worker
@@ -125,3 +129,45 @@ def test_a_process_moves_to_a_lane_with_every_thread_and_those_it_starts_later()
         child.wait()
     move_process(os.getpid(), os.sched_getaffinity(0))   # a process that ended meanwhile is no error either
     move_process(child.pid, {first})
+
+
+@pytest.mark.skipif(not can_drop_privileges(), reason="needs root to confine the worker and mount in its namespace")
+def test_a_build_sees_no_gpu_device(tmp_path, monkeypatch):
+    """spawn_worker(hide_gpus=True), as every build runs: each node GPU_DEVICES names reads as /dev/null and each
+    folder as empty, so a build's code cannot run work on a GPU where another candidate is being timed."""
+    devices = Path(tempfile.mkdtemp(prefix="harness-test-gpu-", dir="/tmp"))
+    try:
+        os.chmod(devices, 0o755)
+        (devices / "nvidiactl").write_text("the driver")
+        (devices / "nvidia0").write_text("the GPU")
+        (devices / "nvidia-caps").mkdir(mode=0o755)
+        (devices / "nvidia-caps" / "nvidia-cap1").write_text("a capability")
+        for node in (devices / "nvidiactl", devices / "nvidia0", devices / "nvidia-caps" / "nvidia-cap1"):
+            node.chmod(0o644)
+        monkeypatch.setattr(spawn, "GPU_DEVICES", str(devices / "nvidia*"))
+        paths = [str(devices / "nvidiactl"), str(devices / "nvidia0"), str(devices / "nvidia-caps")]
+        job = {"paths": paths}
+        with sandbox_slot(0, BUILD_SLOTS) as slot:
+            shown = spawn_worker(job, {}, 60.0, tmp_path / "shown.log", module="tests.fixtures.gpu_probe_worker",
+                                 sandbox_slot=slot)
+            hidden = spawn_worker(job, {}, 60.0, tmp_path / "hidden.log", module="tests.fixtures.gpu_probe_worker",
+                                  sandbox_slot=slot, hide_gpus=True)
+        assert shown.lines, (tmp_path / "shown.log").read_text()
+        assert shown.lines[-1]["seen"] == {paths[0]: "the driver", paths[1]: "the GPU", paths[2]: ["nvidia-cap1"]}
+        assert hidden.lines, (tmp_path / "hidden.log").read_text()
+        assert hidden.lines[-1]["seen"] == {paths[0]: "", paths[1]: "", paths[2]: []}
+    finally:
+        shutil.rmtree(devices, ignore_errors=True)
+
+
+@pytest.mark.skipif(not can_drop_privileges(), reason="needs root to confine the worker to a user of its own")
+def test_a_confined_worker_cannot_widen_its_cores(tmp_path):
+    """A build's code keeps the cores it was started on (confine's seccomp filter): an affinity alone it could
+    widen, back onto a GPU lane's cores (spawn.plan_cores). The same code unconfined moves."""
+    free = spawn_worker({}, {}, 60.0, tmp_path / "free.log", module="tests.fixtures.affinity_worker")
+    assert free.lines and free.lines[-1] == {"os": "moved", "syscall": "moved"}, (tmp_path / "free.log").read_text()
+    with sandbox_slot(0, BUILD_SLOTS) as slot:
+        confined = spawn_worker({}, {}, 60.0, tmp_path / "confined.log", module="tests.fixtures.affinity_worker",
+                                sandbox_slot=slot, niceness=BUILD_NICENESS, hide_gpus=True)
+    assert confined.lines, (tmp_path / "confined.log").read_text()
+    assert confined.lines[-1] == {"os": "Operation not permitted", "syscall": "Operation not permitted"}
