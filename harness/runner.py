@@ -128,6 +128,7 @@ class Run:
         self.run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + secrets.token_hex(3)
         self.config_sha = config_digest(self.config)
         self.secret_seed = secrets.randbits(62)
+        self.core_plan: spawn.CorePlan | None = None   # build_and_evaluate's (spawn.plan_cores)
         self.record_key = signing.record_key()
         self.done: dict[tuple, Record] = {}
         self.lock = threading.Lock()
@@ -326,8 +327,7 @@ class Run:
         return job, env_overrides, log_path, limit
 
     def lane_cores(self, gpu: int | None) -> tuple[int, ...]:
-        plan = getattr(self, "core_plan", None)
-        return plan.lanes.get(gpu, ()) if plan is not None else ()
+        return self.core_plan.lanes.get(gpu, ()) if self.core_plan is not None else ()
 
     def judge(self, job: EvaluateJob, env_overrides: dict, limit: float, log_path: Path, on_line=None,
               gate: threading.Event | None = None) -> WorkerOutcome:
