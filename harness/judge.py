@@ -673,13 +673,13 @@ class Judge:
         """Onto the cores the runner keeps for this GPU's lane, the sandbox too: until the gate they shared the
         other cores with the compiles, so as not to disturb the judge timing before them."""
         from harness.spawn import move_process
-        move_process(os.getpid(), cores)
-        self.torch.set_num_threads(len(cores))   # its thread pool was sized for the cores it had at import
         try:
+            move_process(os.getpid(), cores)
+            self.torch.set_num_threads(len(cores))   # its thread pool was sized for the cores it had at import
             if self.sandbox is not None:
                 move_process(self.sandbox.process.pid, cores)
             self.confinement["lane_cores"] = list(cores)
-        except PermissionError as exc:   # a judge that may not move its sandbox's user: timed where it is
+        except OSError as exc:   # e.g. a judge that may not move its sandbox's user: timed where it is, and said so
             self.confinement["lane_cores"] = f"not moved: {exc}"
 
     def sandbox_ready(self) -> None:

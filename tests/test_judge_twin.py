@@ -114,3 +114,16 @@ def test_the_judge_and_its_sandbox_move_to_their_lane_at_the_gate(calibrated):
         referee.torch.set_num_threads(threads)
         move_process(os.getpid(), everywhere)
         move_process(referee.sandbox.process.pid, everywhere)
+
+
+def test_a_lane_that_cannot_be_had_is_said_not_hidden(calibrated):
+    """Cores the judge may not move to (here: one this machine does not have) leave it where it is, and its
+    records say so; the evaluation goes on."""
+    referee, _, _ = calibrated
+    everywhere = os.sched_getaffinity(0)
+    try:
+        referee.move_to_lane((4096,))
+        assert referee.confinement["lane_cores"].startswith("not moved: "), referee.confinement["lane_cores"]
+        assert os.sched_getaffinity(0) == everywhere
+    finally:
+        referee.confinement.pop("lane_cores", None)
