@@ -5,6 +5,7 @@ say so. Each child reports what it could do as one JSON line on stdout.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -20,6 +21,7 @@ import pytest
 
 from harness.confine import (NETWORK_NONE, SANDBOX_UID_BASE, Confinement, can_drop_privileges, kill_user,
                              prepare_sandbox, preexec, release_sandbox, sandbox_env, sandbox_uid, unreachable_paths)
+from harness.spawn import sandbox_slot
 
 REPO = Path(__file__).resolve().parent.parent
 # High slots, so that a test never shares a uid with a runner's sandboxes (slots from 0 up).
@@ -28,6 +30,16 @@ PROBE_SLOT, DAEMON_SLOT, DEATH_SLOT = 63, 62, 61
 pytestmark = pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 needs_root = pytest.mark.skipif(not can_drop_privileges(),
                                 reason="needs root (euid 0 on Linux): only root can give a sandbox its own uid")
+
+
+@pytest.fixture(autouse=True)
+def held_slots():
+    """The slots these tests use by number, held the way a runner holds its sandboxes' (spawn.sandbox_slot), so
+    that a harness run beside them (another pytest worker's) never gives one of their users to its sandbox."""
+    with contextlib.ExitStack() as stack:
+        for slot in (PROBE_SLOT, DAEMON_SLOT, DEATH_SLOT):
+            stack.enter_context(sandbox_slot(slot, 1))
+        yield
 
 PROBE = textwrap.dedent("""
     import json, os, socket, sys
