@@ -46,6 +46,9 @@ PROBLEM_YAML = f"problems/{PROBLEM}.yaml"
 FORGED_MARK = "judge_corpus_forged"          # the prefix of every file a forging cheat tries to create
 BASELINES = {"ref:eager", "ref:graph", "ref:compile"}
 EXPECT = re.compile(r"# expect: (\S.*)$")
+# A cheat whose trick only pays with an idle core may name this too: where it gained nothing (its credited time at
+# every shape no better than the honest loop's in the same run) an ok row is a true record, not a cheat credited
+NO_GAIN = "ok without gain"
 
 CHEAT_CPU = sorted(CHEATS.glob("cpu_*.py"))
 CHEAT_CUDA = sorted(CHEATS.glob("cuda_*.py"))
@@ -158,8 +161,9 @@ def test_headers_are_valid():
     for path in sorted(CHEATS.glob("*.py")) + sorted(HONEST.glob("*.py")):
         lines = path.read_text(encoding="utf-8").splitlines()
         assert path.name.startswith(("cpu_", "cuda_")), f"{path.name}: name it cpu_*.py or cuda_*.py"
-        statuses = expected(path)
+        statuses = expected(path) - {NO_GAIN}
         assert statuses <= set(STATUSES), f"{path.name}: unknown status {statuses - set(STATUSES)}"
+        assert path.parent == CHEATS or NO_GAIN not in expected(path), f"{path.name}: {NO_GAIN!r} is for cheats"
         if path.parent == HONEST:
             assert statuses == {"ok"}, f"{path.name}: an honest candidate expects exactly ok"
         else:
@@ -184,6 +188,13 @@ def test_corpus_size():
 def check_cheat(run: CorpusRun, path: Path) -> None:
     assert path.stem in run.rows, f"{path.stem} has no row"
     row = run.rows[path.stem]
+    if row["status"] == "ok" and NO_GAIN in expected(path):
+        honest = run.rows[HONEST_FIXTURE.stem]["shapes"]   # the same recurrence, honestly
+        for shape, cell in row["shapes"].items():
+            assert cell["time_us"] >= honest[shape]["ci_low_us"], (
+                f"{path.stem}: ok and credited {cell['time_us']:.1f} us at {shape}, under the honest loop's "
+                f"{honest[shape]['ci_low_us']:.1f} us (its interval's low end): a cheat credited a gain")
+        return
     assert row["status"] != "ok", f"{path.stem}: not caught ({row.get('reason')})"
     assert row["status"] in expected(path), f"{path.stem}: {row['status']} ({row.get('reason')})"
     assert row["rank"] is None, path.stem

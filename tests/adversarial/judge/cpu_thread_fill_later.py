@@ -1,5 +1,5 @@
-# expect: integrity
-# From the 7th call per shape on, returns torch.empty at once and fills it on a threading.Thread (GIL released) after forward has returned: verification sees honest answers, timing sees almost nothing. The judge's burst clock, the uid's CPU time (busy while the sandbox claims to be idle) and the slow or wrong fetch catch it.
+# expect: integrity or ok without gain
+# From the 7th call per shape on, returns torch.empty at once and fills it on a threading.Thread (GIL released) after forward has returned: verification sees honest answers, timing sees almost nothing. The judge's burst clock, the uid's CPU time (busy while the sandbox claims to be idle) and the slow or wrong fetch catch it. Where no core is idle (a loaded 2-core machine) the late fills slow the timed calls instead: the claim is then no faster than the honest loop, and an ok row credits no gain.
 import threading
 
 import torch
