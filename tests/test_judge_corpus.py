@@ -14,7 +14,9 @@ Every file opens with two comment lines:
 The cpu_* files of both folders (with tests/fixtures/cpu_scalar.py) run in ONE CPU harness run with the
 static rules set to warnings only (`check: {static: warn}`), so nothing is rejected before the judge
 sees it; the cuda_* files run in one CUDA run at seed and medium (GPU machines only). After each run:
-- every cheat's row is not ok, and its status is one its header names; every honest row is ok;
+- every cheat's row is not ok, and its status is one its header names (a cheat whose header also names
+  `ok without gain` may end ok where its credited time is no better than the honest loop's); every honest row
+  is ok;
 - no process of a sandbox user (uids 61000-61063) survives the run, nor anything naming this run's build
   cache, results folder or forged files. A harness run beside this one (another pytest worker's) holds
   other sandbox users at the same time; its processes still hang from its live judges and build workers,
