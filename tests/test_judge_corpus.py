@@ -49,7 +49,7 @@ FORGED_MARK = "judge_corpus_forged"          # the prefix of every file a forgin
 BASELINES = {"ref:eager", "ref:graph", "ref:compile"}
 EXPECT = re.compile(r"# expect: (\S.*)$")
 # A cheat whose trick only pays with an idle core may name this too: where it gained nothing (its credited time at
-# every shape no better than the honest loop's in the same run) an ok row is a true record, not a cheat credited
+# every shape no better than the honest loop's in the same run) an ok row is a true record: it credits no gain
 NO_GAIN = "ok without gain"
 
 CHEAT_CPU = sorted(CHEATS.glob("cpu_*.py"))
