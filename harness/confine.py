@@ -30,6 +30,7 @@ import ctypes
 import errno
 import logging
 import os
+import platform
 import resource
 import shutil
 import signal
@@ -99,8 +100,6 @@ class _SockFprog(ctypes.Structure):
 
 def _seccomp_program() -> tuple[_SockFprog, ctypes.Array]:
     """The filter as BPF (the array is returned too: the program points into it and must outlive the call)."""
-    import platform
-
     arch, affinity, x32 = _SECCOMP_ABI[platform.machine()]
     refuse = _SECCOMP_RET_ERRNO | errno.EPERM
     program = [(_BPF_LD_W_ABS, 0, 0, 4),                  # seccomp_data.arch
@@ -113,9 +112,8 @@ def _seccomp_program() -> tuple[_SockFprog, ctypes.Array]:
     return _SockFprog(len(program), instructions), instructions
 
 
+@lru_cache(maxsize=1)
 def _seccomp_available() -> tuple[bool, str]:
-    import platform
-
     if platform.machine() not in _SECCOMP_ABI:
         return False, f"no filter for {platform.machine()}"
     libc = _libc()

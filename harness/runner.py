@@ -520,7 +520,7 @@ class Run:
             raise
         finally:
             if self.core_plan is not None:
-                spawn.move_process(os.getpid(), self.all_cores)
+                spawn.move_process(os.getpid(), self.core_plan.cores)
 
     def plan_cores(self, gpus: list[int | None], overlap: bool) -> spawn.CorePlan | None:
         """Cores of its own for each GPU's timing judge and sandbox (spawn.plan_cores), on a CUDA run of this
@@ -528,8 +528,7 @@ class Run:
         if self.config.get("evaluate.lane_cores") != "auto" or not overlap or self.env.device != "cuda" \
                 or not isinstance(self.backend, LocalBackend) or not hasattr(os, "sched_getaffinity"):
             return None
-        self.all_cores = os.sched_getaffinity(0)
-        return spawn.plan_cores(sorted(self.all_cores), [gpu for gpu in gpus if gpu is not None])
+        return spawn.plan_cores(sorted(os.sched_getaffinity(0)), [gpu for gpu in gpus if gpu is not None])
 
     def finish(self, order: list[str]) -> list[Row]:
         current = [r for key, r in self.done.items() if r.candidate in order and key[2:5] == (

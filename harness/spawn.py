@@ -273,6 +273,11 @@ class CorePlan:
     lanes: dict            # GPU index -> the cores its timing judge and sandbox run on
     rest: frozenset        # the cores everything else may use
 
+    @property
+    def cores(self) -> frozenset:
+        """Every core of the plan: the lanes' and the rest."""
+        return self.rest.union(*self.lanes.values())
+
 
 def plan_cores(available: list[int], gpus: list[int], per_lane: int = 2) -> CorePlan | None:
     """`per_lane` cores for each GPU's lane, from the top, where at least three times as many remain for the
