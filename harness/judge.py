@@ -532,6 +532,7 @@ class Judge:
         self.private_tmp: Path | None = None
         self.costs: dict[str, float] = {}
         self.arena_fd: int | None = None
+        self.gold_graphs = None
         if load:
             self.load()
 
@@ -552,7 +553,10 @@ class Judge:
     def begin(self) -> None:
         """The GPU's part of setting up, once the runner lets this judge go (everything before is host work:
         a judge started early waits for the GPU without touching it)."""
+        from harness.verify import GoldGraphs
         self.gold_model = self.gold_model.to(self.device)
+        if self.device.type == "cuda" and self.rules.get("gold_graphs", "auto") == "auto":
+            self.gold_graphs = GoldGraphs(self.gold_model)
 
     @contextlib.contextmanager
     def cost(self, phase: str):
@@ -570,7 +574,11 @@ class Judge:
 
     def gold(self, inputs: list):
         from harness.verify import gold_output
-        return gold_output(self.gold_model, inputs)
+        with self.cost("gold"):
+            gold = self.gold_graphs(inputs) if self.gold_graphs is not None else gold_output(self.gold_model, inputs)
+            if self.device.type == "cuda":   # the comparison that follows would wait for it anyway
+                self.torch.cuda.synchronize()
+        return gold
 
     def layout_for(self, shape, slots: int) -> Layout:
         from harness.verify import DTYPES
@@ -955,9 +963,12 @@ class Judge:
 
     def phases(self) -> dict:
         """Where the judge's time went: this shape's phases, the setup's, and the time since it started."""
-        return {"judge_costs_s": {k: round(v, 3) for k, v in self.costs.items()},
-                "judge_setup_s": {k: round(v, 3) for k, v in SETUP.items()},
-                "judge_elapsed_s": round(time.monotonic() - STARTED, 3)}
+        phases = {"judge_costs_s": {k: round(v, 3) for k, v in self.costs.items()},
+                  "judge_setup_s": {k: round(v, 3) for k, v in SETUP.items()},
+                  "judge_elapsed_s": round(time.monotonic() - STARTED, 3)}
+        if self.gold_graphs is not None:
+            phases["judge_gold_graphs"] = self.gold_graphs.summary()
+        return phases
 
     def cross_check(self, shape, layout: Layout, claimed_us: float, baseline: bool, method: str,
                     parallelism: float = 1.0) -> dict:

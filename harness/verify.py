@@ -78,6 +78,79 @@ def gold_output(reference_model: torch.nn.Module, inputs: list) -> torch.Tensor:
         return reference_model(*[x.double() if isinstance(x, torch.Tensor) else x for x in inputs])
 
 
+class GoldGraphs:
+    """float64 gold answers replayed from a CUDA graph of the reference's forward, one per input signature.
+
+    A judge computes a dozen golds or more per timed shape, and a reference written as a Python loop over T
+    spends most of each on launching small kernels. From the `capture_at`-th call for one signature on, the
+    forward is captured once and replayed; a capture is trusted only after its first replay equals an eager
+    gold of the same inputs bit for bit, else that signature stays eager. Any failure to capture (a reference
+    that syncs, a GPU short of memory) leaves that signature eager: graphs change how fast, never what."""
+
+    def __init__(self, model: torch.nn.Module, capture_at: int = 3, keep: int = 1):
+        self.model = model
+        self.capture_at = capture_at
+        self.keep = keep   # graphs held at once: each holds its reference's working memory
+        self.calls: dict[tuple, int] = {}
+        self.graphs: dict[tuple, tuple] = {}
+        self.eager: dict[tuple, str] = {}   # signature -> why it stays eager
+        self.replays = 0
+
+    @staticmethod
+    def signature(inputs: list) -> tuple:
+        return tuple((tuple(x.shape), str(x.dtype), str(x.device)) if isinstance(x, torch.Tensor) else ("value", repr(x))
+                     for x in inputs)
+
+    def state(self, key: tuple) -> str:
+        return "graph" if key in self.graphs else self.eager.get(key, "eager")
+
+    def __call__(self, inputs: list) -> torch.Tensor:
+        key = self.signature(inputs)
+        self.calls[key] = self.calls.get(key, 0) + 1
+        if key in self.graphs:
+            graph, static, out = self.graphs[key]
+            for slot, x in zip(static, inputs):
+                if slot is not None:
+                    slot.copy_(x)
+            graph.replay()
+            self.replays += 1
+            return out.clone()
+        gold = gold_output(self.model, inputs)
+        if self.calls[key] >= self.capture_at and key not in self.eager and all(
+                x.is_cuda for x in inputs if isinstance(x, torch.Tensor)):
+            self.capture(key, inputs, gold)
+        return gold
+
+    def capture(self, key: tuple, inputs: list, gold: torch.Tensor) -> None:
+        while len(self.graphs) >= max(1, self.keep):
+            self.graphs.pop(next(iter(self.graphs)))
+        static = [x.double().clone() if isinstance(x, torch.Tensor) else None for x in inputs]
+        arguments = [s if s is not None else x for s, x in zip(static, inputs)]
+        graph = torch.cuda.CUDAGraph()
+        try:
+            torch.cuda.synchronize()
+            with torch.no_grad(), torch.cuda.graph(graph):
+                out = self.model(*arguments)
+            graph.replay()
+            same = isinstance(out, torch.Tensor) and torch.equal(out, gold)
+        except Exception as exc:   # the reference cannot be captured: it stays eager, as written
+            torch.cuda.synchronize()
+            self.eager[key] = f"eager: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}" if str(exc) else "eager"
+            return
+        if not same:
+            self.eager[key] = "eager: the graph's replay differed from the eager gold"
+            return
+        self.graphs[key] = (graph, static, out)
+
+    def summary(self) -> dict:
+        """For the records: how many golds were replayed, and why any signature stayed eager."""
+        return {"replays": self.replays, "calls": sum(self.calls.values()),
+                "eager": sorted(set(self.eager.values()))}
+
+    def clear(self) -> None:
+        self.graphs.clear()
+
+
 def poison_free_memory(inputs: list[torch.Tensor]) -> None:
     """Fill memory the allocator is about to hand out with NaN, so a stale buffer cannot pass.
 

@@ -132,6 +132,21 @@ def test_a_process_moves_to_a_lane_with_every_thread_and_those_it_starts_later()
 
 
 @pytest.mark.skipif(not can_drop_privileges(), reason="needs root to confine the worker and mount in its namespace")
+@pytest.mark.gpu
+def test_a_build_finds_no_cuda_device_on_a_gpu_host(tmp_path):
+    """The real device nodes: torch in a worker spawned as builds are finds no GPU, and one spawned as judges are
+    finds it."""
+    job = {"paths": [], "cuda": True}
+    with sandbox_slot(0, BUILD_SLOTS) as slot:
+        shown = spawn_worker(job, {}, 120.0, tmp_path / "shown.log", module="tests.fixtures.gpu_probe_worker",
+                             sandbox_slot=slot)
+        hidden = spawn_worker(job, {}, 120.0, tmp_path / "hidden.log", module="tests.fixtures.gpu_probe_worker",
+                              sandbox_slot=slot, hide_gpus=True)
+    assert shown.lines and shown.lines[-1]["seen"]["cuda"]["available"], (tmp_path / "shown.log").read_text()
+    assert hidden.lines, (tmp_path / "hidden.log").read_text()
+    assert hidden.lines[-1]["seen"]["cuda"] == {"available": False, "devices": 0}
+
+
 def test_a_build_sees_no_gpu_device(tmp_path, monkeypatch):
     """spawn_worker(hide_gpus=True), as every build runs: each node GPU_DEVICES names reads as /dev/null and each
     folder as empty, so a build's code cannot run work on a GPU where another candidate is being timed."""
