@@ -15,6 +15,8 @@ Format history (`PROTOCOL_VERSION`):
      before its judge may use the GPU); its reply says whether the arena is page-locked. `ready` answers once
      the sandbox's imports are done.
   3: EvaluateJob.lane_cores: the cores the judge and its sandbox move to once the GPU is theirs.
+  4: the sandbox op `map`: map the arena and fault its pages in before hello (host work a judge started early
+     does while it waits for the GPU); hello keeps that mapping where its size is the same.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, fields
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 MAX_REPLY_BYTES = 4 << 20   # a reply carries at most a few thousand samples
 
 
@@ -110,6 +112,7 @@ class ShapeOutcome:
 # extra one or one of another type is a protocol error: the candidate controls the sandbox's process.
 REPLY_FIELDS: dict[str, dict[str, type | tuple]] = {
     "ready": {},
+    "map": {"populated": bool},
     "hello": {"pid": int, "uid": int, "arena_pinned": str},
     "layout": {},
     "load": {"call_path": str, "load_s": float},

@@ -85,6 +85,7 @@ class Sandbox:
     def __init__(self, arena_fd: int, device: torch.device):
         self.arena_fd = arena_fd
         self.arena: mmap.mmap | None = None
+        self.said_hello = False
         self.bytes = torch.empty(0, dtype=torch.uint8)
         self.arena_pinned = ""
         self.device = device
@@ -150,15 +151,32 @@ class Sandbox:
     def op_ready(self, args: dict) -> dict:
         return {}
 
-    def op_hello(self, args: dict) -> dict:
-        """Map the arena the judge has sized, and only now touch the GPU: until the judge says hello, a sandbox
-        started early waits beside another judge's timed calls without disturbing them."""
+    def op_map(self, args: dict) -> dict:
+        """Host work a judge started early asks for while it waits for the GPU: map the arena at the size it
+        expects and fault its pages into this mapping, so that page-locking it after hello is quick."""
+        if self.said_hello:
+            raise CallFailed("runtime_error", "map after hello")
+        self.map_arena(int(args["arena_bytes"]))
+        return {"populated": timing.populate_pages(self.arena)}
+
+    def map_arena(self, size: int) -> None:
+        if self.arena is not None and len(self.arena) == size:
+            return
         if self.arena is not None:
-            raise CallFailed("runtime_error", "hello twice")
-        size = int(args["arena_bytes"])
+            self.bytes = torch.empty(0, dtype=torch.uint8)
+            self.arena.close()
         self.arena = mmap.mmap(self.arena_fd, size)
-        os.close(self.arena_fd)
         self.bytes = torch.frombuffer(self.arena, dtype=torch.uint8)
+
+    def op_hello(self, args: dict) -> dict:
+        """Map the arena the judge has sized (unless `map` already did, at this size), and only now touch the
+        GPU: until the judge says hello, a sandbox started early waits beside another judge's timed calls
+        without disturbing them."""
+        if self.said_hello:
+            raise CallFailed("runtime_error", "hello twice")
+        self.said_hello = True
+        self.map_arena(int(args["arena_bytes"]))
+        os.close(self.arena_fd)
         if self.device.type == "cuda":
             torch.cuda.set_device(0)   # CUDA_VISIBLE_DEVICES pins one GPU
             keep_async_pool_memory()

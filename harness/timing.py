@@ -188,6 +188,19 @@ def sm_clock_mhz(gpu: int | None) -> tuple[int, int]:
         return 0, 0
 
 
+MADV_POPULATE_WRITE = 23   # Linux 5.14+: fault every page of a mapping in, writable, without touching each
+
+
+def populate_pages(arena) -> bool:
+    """Fault the arena's pages into this mapping (allocating any the memfd lacks). False where the kernel has no
+    MADV_POPULATE_WRITE: page-locking then faults them in itself, only later."""
+    try:
+        arena.madvise(MADV_POPULATE_WRITE)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def pin_for_copies(buffer: torch.Tensor) -> str:
     """Page-lock a host buffer (the judge's and the sandbox's shared arena) for the GPU's copy engines: input sets
     and outputs cross it by DMA instead of through the driver's pageable bounce buffers, several times faster.

@@ -52,7 +52,7 @@ def gold_rows(path: str, repeats: int) -> list[dict]:
         first_s = time.perf_counter() - started
         fresh = make_inputs(problem, shape, None, 2, torch.device("cuda"))
         replay_s, replayed = timed(lambda: graphs(fresh), repeats)
-        rows.append({"problem": problem.name, "shape": shape.name, "sizes": dict(shape.sizes),
+        rows.append({"problem": problem.name, "shape": shape.name, "dims": dict(shape.dims),
                      "eager_s": [round(s, 4) for s in eager_s],
                      "graph_first_s": round(first_s, 4), "graph_replay_s": [round(s, 4) for s in replay_s],
                      "first_equal": bool(torch.equal(first, eager)),
