@@ -35,7 +35,7 @@ from harness.records import read_records  # noqa: E402
 SOURCE = REPO_ROOT / "candidates" / "scalar_gated_delta" / "v13_seed_tc.py"
 PROBLEM = REPO_ROOT / "problems" / "scalar_gated_delta.yaml"
 CONFIG = "build:\n  cache_dir: {cache}\nbaselines:\n  compile: false\n{extra}"
-BEFORE_GATE = ("process_start", "sandbox_start", "judge_init", "sandbox_ready", "waiting_for_gpu")   # judge.SETUP's host phases
+BEFORE_GATE = ("process_start", "sandbox_start", "judge_init", "sandbox_ready", "arena_ahead", "waiting_for_gpu")   # judge.SETUP's host phases
 CUDA_OPENING = re.compile(r'^(CUDA_SRC = r""")', re.M)
 
 
