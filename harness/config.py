@@ -98,9 +98,9 @@ def load_config(path: str | Path | None = None) -> Config:
     if data["evaluate"].get("lane_cores", "auto") not in ("auto", "never"):
         raise ProblemError(f"{source}: evaluate.lane_cores: expected auto or never, "
                            f"got {data['evaluate']['lane_cores']!r}")
-    if data["judge"].get("gold_graphs", "auto") not in ("auto", "never"):
-        raise ProblemError(f"{source}: judge.gold_graphs: expected auto or never, "
-                           f"got {data['judge']['gold_graphs']!r}")
+    for key in ("gold_graphs", "arena_ahead"):
+        if data["judge"].get(key, "auto") not in ("auto", "never"):
+            raise ProblemError(f"{source}: judge.{key}: expected auto or never, got {data['judge'][key]!r}")
     if data["timing"]["method"] not in TIMING_METHODS:
         raise ProblemError(f"{source}: timing.method: expected one of {list(TIMING_METHODS)}, got {data['timing']['method']!r}")
     if data["timing"]["l2_flush"] not in L2_FLUSH_MODES:

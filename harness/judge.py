@@ -1333,7 +1333,7 @@ def main() -> int:
             if sandboxed:
                 with setup_phase("sandbox_ready"):
                     judge.sandbox_ready()
-                if job.device == "cuda":
+                if job.device == "cuda" and judge.rules.get("arena_ahead", "auto") == "auto":
                     with setup_phase("arena_ahead"):
                         judge.map_arena_ahead()
             with setup_phase("waiting_for_gpu"):

@@ -57,16 +57,12 @@ def gold_rows(path: str, repeats: int) -> list[dict]:
                      "graph_first_s": round(first_s, 4), "graph_replay_s": [round(s, 4) for s in replay_s],
                      "first_equal": bool(torch.equal(first, eager)),
                      "replay_equal": bool(torch.equal(replayed, gold_output(model, fresh))),
-                     "graph_state": graphs.state(shape_key(inputs))})
+                     "graph_state": graphs.state(graphs.signature(inputs))})
         print(json.dumps(rows[-1]), flush=True)
         del inputs, fresh, eager, first, replayed
     graphs.clear()
     torch.cuda.empty_cache()
     return rows
-
-
-def shape_key(inputs: list) -> tuple:
-    return tuple(tuple(x.shape) for x in inputs)
 
 
 def pin_rows(gib: float) -> list[dict]:
