@@ -717,6 +717,11 @@ class Judge:
             ends.append(layout_end(plan_layout(shape.name, inputs, max(inputs, key=math.prod), self.problem.dtype,
                                                element, slots, self.problem.constants)))
         size = max(ends)
+        available = available_memory()
+        if available is not None and 2 * size > available:   # the judge before this one holds an arena as large
+            self.confinement["arena_ahead"] = (f"not mapped: {size >> 20} MiB, with {available >> 20} MiB available "
+                                               "beside the arena of the evaluation before")
+            return
         try:
             os.ftruncate(self.arena_fd, size)
             os.posix_fallocate(self.arena_fd, 0, size)
@@ -1297,6 +1302,18 @@ def warm_compile(job: EvaluateJob, emit) -> None:
 
 
 # --- process plumbing --------------------------------------------------------------------------------------
+
+def available_memory() -> int | None:
+    """MemAvailable from /proc/meminfo, in bytes; None where there is no such file."""
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
 
 def wait_for_the_gpu() -> None:
     """Block until the runner closes stdin (spawn.spawn_worker's gate): its go-ahead to use the GPU."""

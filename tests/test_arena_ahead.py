@@ -66,3 +66,17 @@ def test_an_arena_larger_than_foreseen_is_mapped_afresh_on_both_sides():
         assert len(referee.arena) > ahead_bytes
     finally:
         referee.stop_sandbox()
+
+
+def test_an_arena_that_memory_cannot_hold_twice_is_mapped_after_the_gate(monkeypatch):
+    """The judge before this one still holds an arena as large: ahead of the gate there must be room for two."""
+    referee = make_judge()
+    referee.start_sandbox()
+    try:
+        monkeypatch.setattr(judge, "available_memory", lambda: 1 << 20)
+        referee.map_arena_ahead()
+        assert referee.arena is None
+        assert referee.confinement["arena_ahead"].startswith("not mapped: ")
+        assert all(check["trials"] >= 1 for check in verified(referee).values())
+    finally:
+        referee.stop_sandbox()
