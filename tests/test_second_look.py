@@ -1,0 +1,84 @@
+"""The second look (judge.Judge.second_look): a shape whose lone calls alone failed D108, twin and all, is judged
+again after the other shapes, and is integrity only if its lone calls fail again. Run on the CPU with the
+reference standing in for the candidate; the lone calls' times are set by the test."""
+from __future__ import annotations
+
+import pytest
+
+from harness import judge
+from harness.config import load_config
+from harness.kernelbench import INIT_SEED
+from harness.protocol import EvaluateJob
+from tests.conftest import REPO
+
+CLAIMED_US = 1e6   # a claim so large that only a lone call far slower still can fail D108
+
+
+@pytest.fixture(scope="module")
+def referee():
+    config = load_config()
+    job = EvaluateJob(device="cpu", problem_path=str(REPO / "problems" / "scalar_gated_delta.yaml"), shapes=("seed",),
+                      timing=dict(config.get("timing")), judge=dict(config.get("judge")), secret_seed=5,
+                      results_path="", candidate_id="second-look-test")
+    referee = judge.Judge(job, emit=lambda line: None)
+    shape = referee.problem.shapes["seed"]
+    layout = referee.layouts["seed"] = referee.layout_for(shape, referee.slots_for(shape))
+    referee.start_sandbox()
+    try:
+        referee.open_arena(judge.layout_end(layout))
+        referee.sandbox.ask("load", kind="trivial")
+        referee.calibration["seed"] = referee.calibrate(shape, layout)
+        referee.sandbox.ask("load", kind="reference", path=str(referee.problem.reference_path),
+                            init_inputs=list(referee.problem.init_inputs), init_seed=INIT_SEED, baseline="eager")
+        yield referee, shape, layout
+    finally:
+        referee.stop_sandbox()
+
+
+def lone_calls_taking(monkeypatch, referee, seconds: float) -> list[int]:
+    """Every lone call of the candidate reads `seconds` on the judge's clock; returns the seeds' indices asked."""
+    taken: list[int] = []
+
+    def lone_call(shape, layout, method, index):
+        taken.append(index)
+        return seconds
+    monkeypatch.setattr(referee, "lone_call", lone_call)
+    return taken
+
+
+def first_look_fails(monkeypatch, referee, shape, layout) -> dict:
+    taken = lone_calls_taking(monkeypatch, referee, 100.0)
+    report = referee.cross_check(shape, layout, CLAIMED_US, False, "cpu")
+    assert report["judge_second_look"] == "pending" and "seed" in referee.second_looks
+    assert taken == list(range(6)), taken   # three lone calls, three more beside the twin
+    return report
+
+
+def test_lone_calls_that_pass_the_second_time_leave_the_shape_ok(referee, monkeypatch):
+    referee, shape, layout = referee
+    first_look_fails(monkeypatch, referee, shape, layout)
+    overhead_s = referee.calibration["seed"]["round_trip_s"] + referee.calibration["seed"]["per_call_s"]
+    taken = lone_calls_taking(monkeypatch, referee, overhead_s)
+    record = {"timing": {}}
+    assert referee.second_look(shape, record) == ("ok", "", "")
+    assert taken == [6, 7, 8], taken   # fresh inputs: seeds the first look never used; no twin needed
+    look = record["timing"]["judge_second_look"]
+    assert look["first"].startswith("D108: one call alone took") and look["latency_us"] == 0.0
+    assert "seed" not in referee.second_looks
+
+
+def test_lone_calls_that_fail_again_end_it_integrity(referee, monkeypatch):
+    referee, shape, layout = referee
+    first_look_fails(monkeypatch, referee, shape, layout)
+    lone_calls_taking(monkeypatch, referee, 100.0)
+    record = {"timing": {}}
+    status, reason, check = referee.second_look(shape, record)
+    assert (status, check) == ("integrity", "D108") and "one call alone took" in reason
+    assert record["timing"]["judge_second_look"]["lone_calls"] == 6   # beside a twin again
+
+
+def test_a_shape_whose_lone_calls_pass_takes_no_second_look(referee, monkeypatch):
+    referee, shape, layout = referee
+    lone_calls_taking(monkeypatch, referee, 0.0)
+    report = referee.cross_check(shape, layout, CLAIMED_US, False, "cpu")
+    assert "judge_second_look" not in report and "seed" not in referee.second_looks
