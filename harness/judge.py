@@ -1308,20 +1308,25 @@ class Judge:
                 for rest in shapes[index + 1:]:
                     self.outcome(rest.name, "runtime_error", "setup",
                                  f"not run: the CUDA context was lost at shape {shape.name}")
-                for shape, stage, load_s, near_constant, record in held:   # no second look: the first stands
-                    look = self.second_looks.pop(shape.name)
-                    self.outcome(shape.name, "integrity", stage, look.reason, check="D108", load_s=load_s,
-                                 near_constant=near_constant, **record)
+                self.settle(held, look_again=False)
                 return
+        self.settle(held, look_again=True)
+
+    def settle(self, held: list[tuple], look_again: bool) -> None:
+        """Emit the shapes held for a second look: taken now, or, where the sandbox can no longer run
+        (`look_again` false), the first look's verdict."""
         for shape, stage, load_s, near_constant, record in held:
-            try:
-                status, reason, check = self.second_look(shape, record)
-            except Integrity as exc:   # e.g. a lone call's output wrong (D103)
-                status, reason, check = "integrity", str(exc), exc.check
-            except ProtocolError as exc:
-                status, reason, check = "integrity", f"D112: {exc}", "D112"
-            except (Wrong, SandboxFailed) as exc:
-                status, reason, check = getattr(exc, "status", "wrong"), str(exc), ""
+            if not look_again:
+                status, reason, check = "integrity", self.second_looks.pop(shape.name).reason, "D108"
+            else:
+                try:
+                    status, reason, check = self.second_look(shape, record)
+                except Integrity as exc:   # e.g. a lone call's output wrong (D103)
+                    status, reason, check = "integrity", str(exc), exc.check
+                except ProtocolError as exc:
+                    status, reason, check = "integrity", f"D112: {exc}", "D112"
+                except (Wrong, SandboxFailed) as exc:
+                    status, reason, check = getattr(exc, "status", "wrong"), str(exc), ""
             self.outcome(shape.name, status, stage, reason, check=check, load_s=load_s, near_constant=near_constant,
                          **record)
 

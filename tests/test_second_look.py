@@ -3,6 +3,8 @@ again after the other shapes, and is integrity only if its lone calls fail again
 reference standing in for the candidate; the lone calls' times are set by the test."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from harness import judge
@@ -82,3 +84,15 @@ def test_a_shape_whose_lone_calls_pass_takes_no_second_look(referee, monkeypatch
     lone_calls_taking(monkeypatch, referee, 0.0)
     report = referee.cross_check(shape, layout, CLAIMED_US, False, "cpu")
     assert "judge_second_look" not in report and "seed" not in referee.second_looks
+
+
+def test_where_no_second_look_can_be_taken_the_first_verdict_stands(referee, monkeypatch):
+    """A later shape lost the CUDA context: the held shape is emitted integrity, as its first look found."""
+    referee, shape, layout = referee
+    first_look_fails(monkeypatch, referee, shape, layout)
+    emitted: list[str] = []
+    monkeypatch.setattr(referee, "emit", emitted.append)
+    referee.settle([(shape, "done", 0.1, False, {"timing": {}})], look_again=False)
+    outcome = json.loads(emitted[0]) if isinstance(emitted[0], str) else emitted[0]
+    assert (outcome["status"], outcome["check"]) == ("integrity", "D108")
+    assert outcome["reason"].startswith("D108: one call alone took") and "seed" not in referee.second_looks
