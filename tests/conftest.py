@@ -1,3 +1,4 @@
+import contextlib
 import os
 import subprocess
 import sys
@@ -69,3 +70,33 @@ def cache_config(tmp_path_factory, build_cache) -> Path:
     path = tmp_path_factory.mktemp("config") / "test.yaml"
     path.write_text(f"build:\n  cache_dir: {build_cache}\ntiming:\n  budget_s: 0.3\n  warmup_ms: 5\n")
     return path
+
+
+def cpu_judge(candidate_id: str, secret_seed: int, shapes: tuple = ("seed",)):
+    """A judge of the scalar problem on the CPU, as a harness run would make it, its sandbox not yet started."""
+    from harness import judge
+    from harness.config import load_config
+    from harness.protocol import EvaluateJob
+    config = load_config()
+    job = EvaluateJob(device="cpu", problem_path=str(REPO / "problems" / "scalar_gated_delta.yaml"), shapes=shapes,
+                      timing=dict(config.get("timing")), judge=dict(config.get("judge")), secret_seed=secret_seed,
+                      results_path="", candidate_id=candidate_id)
+    return judge.Judge(job, emit=lambda line: None)
+
+
+@contextlib.contextmanager
+def calibrated_judge(candidate_id: str, secret_seed: int):
+    """A CPU judge with its sandbox started, the seed shape laid out and its empty call calibrated, the harness's
+    trivial call loaded: (judge, shape, layout)."""
+    from harness import judge
+    referee = cpu_judge(candidate_id, secret_seed)
+    shape = referee.problem.shapes["seed"]
+    layout = referee.layouts["seed"] = referee.layout_for(shape, referee.slots_for(shape))
+    referee.start_sandbox()
+    try:
+        referee.open_arena(judge.layout_end(layout))
+        referee.sandbox.ask("load", kind="trivial")
+        referee.calibration["seed"] = referee.calibrate(shape, layout)
+        yield referee, shape, layout
+    finally:
+        referee.stop_sandbox()

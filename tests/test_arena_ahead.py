@@ -7,19 +7,13 @@ from __future__ import annotations
 import pytest
 
 from harness import judge
-from harness.config import load_config
-from harness.protocol import EvaluateJob
 
 from harness.kernelbench import INIT_SEED
-from tests.conftest import REPO
+from tests.conftest import cpu_judge
 
 
-def make_judge(shapes=("seed",)) -> judge.Judge:
-    config = load_config()
-    job = EvaluateJob(device="cpu", problem_path=str(REPO / "problems" / "scalar_gated_delta.yaml"), shapes=shapes,
-                      timing=dict(config.get("timing")), judge=dict(config.get("judge")), secret_seed=11,
-                      results_path="", candidate_id="arena-ahead-test")
-    return judge.Judge(job, emit=lambda line: None)
+def make_judge() -> judge.Judge:
+    return cpu_judge("arena-ahead-test", 11)
 
 
 def load_reference(referee: judge.Judge) -> None:

@@ -10,30 +10,15 @@ import os
 import pytest
 
 from harness import judge
-from harness.config import load_config
-from harness.protocol import EvaluateJob
 from harness.spawn import move_process
-from tests.conftest import REPO
+from tests.conftest import calibrated_judge
 from tests.test_spawn import thread_cores
 
 
 @pytest.fixture(scope="module")
 def calibrated():
-    config = load_config()
-    job = EvaluateJob(device="cpu", problem_path=str(REPO / "problems" / "scalar_gated_delta.yaml"), shapes=("seed",),
-                      timing=dict(config.get("timing")), judge=dict(config.get("judge")), secret_seed=7,
-                      results_path="", candidate_id="twin-test")
-    referee = judge.Judge(job, emit=lambda line: None)
-    shape = referee.problem.shapes["seed"]
-    layout = referee.layouts["seed"] = referee.layout_for(shape, referee.slots_for(shape))
-    referee.start_sandbox()
-    try:
-        referee.open_arena(judge.layout_end(layout))
-        referee.sandbox.ask("load", kind="trivial")
-        referee.calibration["seed"] = referee.calibrate(shape, layout)
-        yield referee, shape, layout
-    finally:
-        referee.stop_sandbox()
+    with calibrated_judge("twin-test", 7) as calibrated:
+        yield calibrated
 
 
 def states_during(referee, calls: list[str]):

@@ -7,34 +7,18 @@ import json
 
 import pytest
 
-from harness import judge
-from harness.config import load_config
 from harness.kernelbench import INIT_SEED
-from harness.protocol import EvaluateJob
-from tests.conftest import REPO
+from tests.conftest import calibrated_judge
 
 CLAIMED_US = 1e6   # a claim so large that only a lone call far slower still can fail D108
 
 
 @pytest.fixture(scope="module")
 def referee():
-    config = load_config()
-    job = EvaluateJob(device="cpu", problem_path=str(REPO / "problems" / "scalar_gated_delta.yaml"), shapes=("seed",),
-                      timing=dict(config.get("timing")), judge=dict(config.get("judge")), secret_seed=5,
-                      results_path="", candidate_id="second-look-test")
-    referee = judge.Judge(job, emit=lambda line: None)
-    shape = referee.problem.shapes["seed"]
-    layout = referee.layouts["seed"] = referee.layout_for(shape, referee.slots_for(shape))
-    referee.start_sandbox()
-    try:
-        referee.open_arena(judge.layout_end(layout))
-        referee.sandbox.ask("load", kind="trivial")
-        referee.calibration["seed"] = referee.calibrate(shape, layout)
+    with calibrated_judge("second-look-test", 5) as (referee, shape, layout):
         referee.sandbox.ask("load", kind="reference", path=str(referee.problem.reference_path),
                             init_inputs=list(referee.problem.init_inputs), init_seed=INIT_SEED, baseline="eager")
         yield referee, shape, layout
-    finally:
-        referee.stop_sandbox()
 
 
 def lone_calls_taking(monkeypatch, referee, seconds: float) -> list[int]:

@@ -59,7 +59,6 @@ def gold_rows(path: str, repeats: int) -> list[dict]:
                      "replay_equal": bool(torch.equal(replayed, gold_output(model, fresh))),
                      "graph_state": graphs.state(graphs.signature(inputs))})
         print(json.dumps(rows[-1]), flush=True)
-        del inputs, fresh, eager, first, replayed
     graphs.clear()
     torch.cuda.empty_cache()
     return rows
