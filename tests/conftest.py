@@ -100,3 +100,11 @@ def calibrated_judge(candidate_id: str, secret_seed: int):
         yield referee, shape, layout
     finally:
         referee.stop_sandbox()
+
+
+def load_reference(referee) -> None:
+    """The problem's reference, loaded in the judge's sandbox as the candidate: outputs that verify only where the
+    judge and its sandbox see the same bytes."""
+    from harness.kernelbench import INIT_SEED
+    referee.sandbox.ask("load", kind="reference", path=str(referee.problem.reference_path),
+                        init_inputs=list(referee.problem.init_inputs), init_seed=INIT_SEED, baseline="eager")

@@ -7,18 +7,11 @@ from __future__ import annotations
 import pytest
 
 from harness import judge
-
-from harness.kernelbench import INIT_SEED
-from tests.conftest import cpu_judge
+from tests.conftest import cpu_judge, load_reference
 
 
 def make_judge() -> judge.Judge:
     return cpu_judge("arena-ahead-test", 11)
-
-
-def load_reference(referee: judge.Judge) -> None:
-    referee.sandbox.ask("load", kind="reference", path=str(referee.problem.reference_path),
-                        init_inputs=list(referee.problem.init_inputs), init_seed=INIT_SEED, baseline="eager")
 
 
 def verified(referee: judge.Judge, extra_bytes: int = 0) -> dict:

@@ -7,8 +7,7 @@ import json
 
 import pytest
 
-from harness.kernelbench import INIT_SEED
-from tests.conftest import calibrated_judge
+from tests.conftest import calibrated_judge, load_reference
 
 CLAIMED_US = 1e6   # a claim so large that only a lone call far slower still can fail D108
 
@@ -16,8 +15,7 @@ CLAIMED_US = 1e6   # a claim so large that only a lone call far slower still can
 @pytest.fixture(scope="module")
 def referee():
     with calibrated_judge("second-look-test", 5) as (referee, shape, layout):
-        referee.sandbox.ask("load", kind="reference", path=str(referee.problem.reference_path),
-                            init_inputs=list(referee.problem.init_inputs), init_seed=INIT_SEED, baseline="eager")
+        load_reference(referee)
         yield referee, shape, layout
 
 
