@@ -1,7 +1,7 @@
 """Two runs side by side: for each (candidate, shape) timed in both, the ratio of their medians, its interval,
 and whether the second is faster, slower or the same (unknown where one side has too few samples for an interval). Derived from records alone, like every table.
 
-The interval of the ratio is conservative: from the two medians' 95% intervals (timing.median_interval),
+The interval of the ratio is conservative: from the two medians' 95% intervals (stats.median_interval),
 [low_b / high_a, high_b / low_a]. Where it holds 1 the two runs cannot be told apart ("same"). pyperf's
 compare_to tests the means instead; medians with distribution-free intervals match how the harness ranks.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness.leaderboard import geomean
 from harness.records import Record, read_records
-from harness.timing import median_interval
+from harness.stats import median_interval
 
 COMPARISON_VERSION = 1
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.records import Record, now_utc, write_atomic
-from harness.timing import median_interval
+from harness.stats import median_interval
 
 EAGER = "ref:eager"
 STATUS_ORDER = ("integrity", "rejected", "wrong", "runtime_error", "crashed", "timeout", "compile_error", "load_error", "skipped")

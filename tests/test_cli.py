@@ -77,3 +77,16 @@ def test_a_copy_of_the_tree_inside_another_checkout_does_not_take_its_commit(tmp
     assert env.harness_commit() == "unknown"
     monkeypatch.setattr(env, "REPO_ROOT", outer)
     assert env.harness_commit() not in ("", "unknown")
+
+
+def test_the_command_line_and_the_runner_leave_torch_to_the_workers():
+    """Importing torch costs seconds of CPU a process: the runner process (the CLI, the runner, its backends, the
+    tables) must not, so that a refusal answers at once and each run spends it only where torch runs (the
+    environment probe, builds, judges, sandboxes)."""
+    import subprocess
+    import sys
+    probe = ("import sys; import harness.cli, harness.runner, harness.backend, harness.leaderboard, harness.compare, "
+             "harness.suite, harness.report_html; print('torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False", "the runner process imported torch"

@@ -8,7 +8,6 @@ only the slow candidate here compiles.
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
