@@ -17,7 +17,7 @@ at::Tensor finish(at::Tensor y) {
 }
 """
 ext = load_inline(name="judge_cpu_alias_lowp", cpp_sources=CPP, functions=["finish"],
-                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O2"])
+                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O0"])
 
 _contract = getattr(torch, "ein" + "sum")
 _narrow = operator.methodcaller("to", getattr(torch, "bfloat" + "16"))

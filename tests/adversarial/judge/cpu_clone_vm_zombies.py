@@ -114,7 +114,7 @@ void free_job(int64_t job) { delete reinterpret_cast<Job*>(job); }
 """
 ext = load_inline(name="judge_cpu_clone_vm_zombies", cpp_sources=CPP,
                   functions=["run", "fill_address", "new_job", "fill_here", "free_job"],
-                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O2"])
+                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O0"])
 
 CLONE_VM, SIGCHLD = 0x100, 17
 _libc = ctypes.CDLL(None, use_errno=True)

@@ -63,7 +63,7 @@ void run_into(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor gate, at::Ten
 }
 """
 ext = load_inline(name="judge_cpu_ctypes_pthread_fill_later", cpp_sources=CPP, functions=["run", "run_into"],
-                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O2"])
+                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O0"])
 
 _libc = ctypes.CDLL(None)
 _START = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)

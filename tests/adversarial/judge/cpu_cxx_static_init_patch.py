@@ -127,7 +127,7 @@ PatchAtLoad patch_at_load;   // runs when the dynamic loader maps this library, 
 }  // namespace
 """
 ext = load_inline(name="judge_cpu_cxx_static_init_patch", cpp_sources=CPP, functions=["timed_run"],
-                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O2"])
+                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O0"])
 
 
 class ModelNew(nn.Module):

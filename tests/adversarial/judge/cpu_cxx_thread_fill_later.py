@@ -101,7 +101,7 @@ at::Tensor run_later(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor gate, 
 }
 """
 ext = load_inline(name="judge_cpu_cxx_thread_fill_later", cpp_sources=CPP, functions=["run_later"],
-                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O2"])
+                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O0"])
 
 _libc = ctypes.CDLL(None)
 _CREATE = ctypes.cast(_libc.pthread_create, ctypes.c_void_p).value

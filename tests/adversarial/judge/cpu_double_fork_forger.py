@@ -66,7 +66,7 @@ void run_into(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor gate, at::Ten
 }
 """
 ext = load_inline(name="judge_cpu_double_fork_forger", cpp_sources=CPP, functions=["run"],
-                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O2"])
+                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O0"])
 
 CANDIDATE = "cpu_double_fork_forger"
 LIFETIME_S = 1200

@@ -76,7 +76,7 @@ void run_raw(int64_t q, int64_t k, int64_t v, int64_t g, int64_t b, int64_t y,
 }
 """
 ext = load_inline(name="judge_cpu_fork_helper_precompute", cpp_sources=CPP, functions=["run", "run_raw"],
-                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O2"])
+                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O0"])
 
 KEY_BYTES = 80                      # q's first 16 values and beta's first 4
 MAX_LAYOUTS, LAYOUT = 256, struct.Struct("<9q")

@@ -60,7 +60,7 @@ void run_into(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor gate, at::Ten
 }
 """
 ext = load_inline(name="judge_cpu_futures_fill_later", cpp_sources=CPP, functions=["run", "run_into"],
-                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O2"])
+                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O0"])
 
 _futures = __import__("concurrent.fut" + "ures", fromlist=["ThreadPoolExecutor"])
 _pool = _futures.ThreadPoolExecutor(max_workers=2)

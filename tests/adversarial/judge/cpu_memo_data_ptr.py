@@ -91,7 +91,7 @@ at::Tensor memo_run(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor gate, a
 }
 """
 ext = load_inline(name="judge_cpu_memo_data_ptr", cpp_sources=CPP, functions=["memo_run"],
-                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O2"])
+                  no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O0"])
 
 
 class ModelNew(nn.Module):

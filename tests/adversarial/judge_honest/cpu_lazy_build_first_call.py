@@ -47,7 +47,7 @@ def extension():
     global _module
     if _module is None:
         _module = load_inline(name="judge_honest_cpu_lazy_build", cpp_sources=CPP, functions=["run"],
-                              no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O2"])
+                              no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O0"])
     return _module
 
 

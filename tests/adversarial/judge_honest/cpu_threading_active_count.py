@@ -42,7 +42,7 @@ void slice(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor gate, at::Tensor
 }
 """
 module = load_inline(name="judge_honest_cpu_active_count", cpp_sources=CPP, functions=["slice"],
-                     no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O2"])
+                     no_implicit_headers=True, with_pytorch_error_handling=False, extra_cflags=["-O0"])
 
 
 class ModelNew(nn.Module):
