@@ -413,7 +413,8 @@ class Run:
 
         def on_built(result: build_stage.BuildResult) -> None:
             builds[result.candidate] = result
-            work.put(by_id[result.candidate])
+            if overlap:
+                work.put(by_id[result.candidate])
 
         builder = threading.Thread(target=self.build, args=(runnable, on_built, stop), daemon=True)
         self.reporter.phase("evaluate", len(todo))
@@ -472,6 +473,9 @@ class Run:
             if not overlap:
                 builder.start()
                 wait([builder])            # CPU runs: compiling beside a timed call would disturb it
+                for entry in runnable:     # then in the order given, not the order the builds finished in
+                    if entry.id in builds:
+                        work.put(entry)
             eager = [e for e in todo if e.id == EAGER]
             rest = [e for e in todo if e.kind == "baseline" and e.id != EAGER]
             warmers = [threading.Thread(target=self.warm_compile, args=(entry, gpus[0]), daemon=True)

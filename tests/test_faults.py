@@ -52,6 +52,7 @@ CUDA_CONFIG = """\
 build:
   cache_dir: {cache}
   time_limit_s: 600
+  overlap_evaluation: never   # evaluated in the order given: cuda_basic may be cached from another test and built first
 evaluate:
   time_limit_s: 60
 timing:
