@@ -14,7 +14,7 @@ from tests.conftest import FIXTURES, REPO
 
 
 def ordered_run(tmp_path, monkeypatch, overlap: bool, gpus=(0, 1), fixtures=("cpu_scalar.py",),
-                keep_build: bool = False) -> list[str]:
+                builds_end_reversed: bool = False) -> list[str]:
     events: list[str] = []
     lock = threading.Lock()
 
@@ -24,7 +24,7 @@ def ordered_run(tmp_path, monkeypatch, overlap: bool, gpus=(0, 1), fixtures=("cp
 
     def build(self, entries, on_built=lambda r: None, cancel=None):
         log("build starts")
-        for entry in entries:
+        for entry in (reversed(entries) if builds_end_reversed else entries):
             on_built(type("Built", (), {"candidate": entry.id})())
         return {}
 
@@ -36,8 +36,7 @@ def ordered_run(tmp_path, monkeypatch, overlap: bool, gpus=(0, 1), fixtures=("cp
         time.sleep(0.3 if entry.id == runner.EAGER else 0.01)
         log(f"{entry.id} ends")
 
-    if not keep_build:
-        monkeypatch.setattr(runner.Run, "build", build)
+    monkeypatch.setattr(runner.Run, "build", build)
     monkeypatch.setattr(runner.Run, "evaluate_entry", evaluate_entry)
     monkeypatch.setattr(runner.Run, "warm_compile", lambda self, entry, gpu: log("compile warm-up starts"))
     env = dataclasses.replace(collect_env("cpu"), device="cuda")   # the GPU run's order, without a GPU
@@ -69,17 +68,11 @@ def test_without_overlap_candidates_are_evaluated_in_the_order_given_whatever_or
     """A run that builds everything first evaluates in the order it was given: a test (or a user) can put one
     candidate after another on purpose, e.g. an honest kernel after one that destroys its CUDA context, even
     where the second's build was cached and ended first."""
-    def build(self, entries, on_built=lambda r: None, cancel=None):
-        for entry in reversed(entries):
-            on_built(type("Built", (), {"candidate": entry.id})())
-        return {}
-
-    monkeypatch.setattr(runner.Run, "build", build)
     given = ("cpu_scalar.py", "cpu_zeros.py", "no_model_new.py")
     for overlap, expected in ((False, ["cpu_scalar", "cpu_zeros", "no_model_new"]),
                               (True, ["no_model_new", "cpu_zeros", "cpu_scalar"])):   # overlap: as they end
         events = ordered_run(tmp_path / str(overlap), monkeypatch, overlap=overlap, gpus=[0], fixtures=given,
-                             keep_build=True)
+                             builds_end_reversed=True)
         assert [e.split()[0] for e in events if e.endswith(" starts") and not e.startswith(("ref:", "build", "compile"))] \
             == expected, events
 
