@@ -1,9 +1,8 @@
-# v13_seed_tc (scalar gates): the best kernel of each shape range in one file, nothing new in any kernel.
-#   T <= 128, D <= 32, D % 4 == 0, aligned: v12_seed_b's one-barrier parallel form (seed shape);
-#   T <= 256 otherwise: v7's parallel form;  T > 256: v10_tc_lean's chunkwise 3xTF32 tensor-core kernel.
-# Kernel sources are copied verbatim from v12_seed_b.py and v10_tc_lean.py; only the dispatch is new.
-# Prediction (before any GPU run): seed = v12_seed_b (scalar 3.87 us, channel 4.58 us in the last
-# leaderboard), medium and large = v10_tc_lean (scalar 113 / 916 us, channel 131 / 1060 us), within run-to-run noise.
+# v19_pipe (channel gates): v13_seed_tc with the tensor-core kernel's chunk loop pipelined over chunks for
+# D <= 64 (gd_pipe_kernel): two barrier phases per chunk instead of three; chunk c+1's split and gate scan
+# run after chunk c's MMAs in the same phase. Same arithmetic in the same order as v13: bitwise equal outputs.
+# Seed and large run v13's kernels unchanged. Predicted at medium: scalar 79-85 us, channel ~95-100 (v13: 113,
+# 127-132). First H200 harness run: scalar 108 us against v13's 114, channel 130 against 133 (NOTES.md).
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -604,6 +603,425 @@ gd_tc_kernel(const float* __restrict__ q, const float* __restrict__ k, const flo
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// v19: gd_tc_kernel's chunk loop pipelined over chunks (DP <= 64).  Per chunk c, two barrier phases instead of
+// three: [A tiles and (channel) G, Vt of c; the output of c-1] | barrier | [O and the state update of c; then the
+// split and gate scan of c+1] | barrier (with the vote of c+1).  A warp done with c's MMAs goes on to c+1 without
+// waiting for the others.  Three input buffers (c in use, c+1 split in place, c+2 landing), two of the lo parts.
+// Every arithmetic operation and its order are v13's, so the outputs are bitwise v13's.
+template <int DP, bool CHAN>
+struct PCfg {
+  using B = Cfg<DP, CHAN>;
+  static constexpr int NBUF = 3;
+  static constexpr int AM = NBUF * B::BUF;
+  static constexpr int OB = AM + 2 * B::C * B::CS;
+  static constexpr int GS = OB + B::KH * B::C * B::NOS;
+  static constexpr int QL = GS + 2 * B::C;
+  static constexpr int KL = QL + 2 * B::C * B::DPS;
+  static constexpr int TOTAL = KL + 2 * B::C * B::DPS;
+  static_assert(AM % 4 == 0 && OB % 4 == 0 && QL % 4 == 0 && KL % 4 == 0, "align");
+};
+
+// q and k of one chunk: hi (rounded, masked) in place, lo (bits + half ulp) in qlo / klo (v13's split phase).
+template <int DP, bool CHAN>
+__device__ __forceinline__ void split_qk(float* buf, float* qlo, float* klo, int tid) {
+  using Cf = Cfg<DP, CHAN>;
+  constexpr int C = Cf::C, NT = Cf::NT, DPS = Cf::DPS;
+  constexpr int P4 = DP / 4;
+  constexpr int NIT = (2 * C * P4) / NT;
+  static_assert((2 * C * P4) % NT == 0, "split items");
+  float* qs = buf;
+  float* ksm = buf + Cf::KOFF;
+#pragma unroll
+  for (int it = 0; it < NIT; ++it) {
+    const int idx = tid + it * NT;
+    const int arr = idx / (C * P4);
+    const int r = idx - arr * (C * P4);
+    const int t = r / P4;
+    const int e = (r - t * P4) * 4;
+    float* hp = (arr ? ksm : qs) + t * DPS + e;
+    float* lp = (arr ? klo : qlo) + t * DPS + e;
+    const float4 x = *reinterpret_cast<const float4*>(hp);
+    uint32_t h0, h1, h2, h3, l0, l1, l2, l3;
+    split(x.x, h0, l0);
+    split(x.y, h1, l1);
+    split(x.z, h2, l2);
+    split(x.w, h3, l3);
+    *reinterpret_cast<uint4*>(hp) = make_uint4(h0, h1, h2, h3);
+    *reinterpret_cast<uint4*>(lp) = make_uint4(l0, l1, l2, l3);
+  }
+}
+
+// v13's gate scan of one chunk; returns this thread's safe-path vote.  Scalar: GC (the chunk's gate product), cf
+// (beta_s / G_s of step s = lane) and G_t into gsc_out (warp 0).  Channel: gv (inclusive products of this thread's
+// 8 steps of column sj) and excl (the product before them).
+template <int DP, bool CHAN>
+__device__ __forceinline__ int scan_gates(const float* buf, float* gsc_out, int n, int D, int tid, int lane, int warp,
+                                          float& GC, float& cf, float& excl, float (&gv)[8]) {
+  using Cf = Cfg<DP, CHAN>;
+  constexpr int NCS = Cf::NCS;
+  const float* gsm = buf + Cf::GOFF;
+  int pred = 0;
+  GC = 1.f;
+  cf = 0.f;
+  excl = 1.f;
+  if constexpr (CHAN) {
+    const int sj = tid >> 2;
+    const int sseg = tid & 3;
+    float p = 1.f;
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const int t = sseg * 8 + u;
+      const float g = (t < n && sj < D) ? gsm[t * NCS + sj] : 1.f;
+      p *= g;
+      gv[u] = p;
+    }
+    float incl = p;
+    float o = __shfl_up_sync(kFull, incl, 1, 4);
+    if (sseg >= 1) incl *= o;
+    o = __shfl_up_sync(kFull, incl, 2, 4);
+    if (sseg >= 2) incl *= o;
+    excl = __shfl_up_sync(kFull, incl, 1, 4);
+    if (sseg == 0) excl = 1.f;
+    const float tot = __shfl_sync(kFull, incl, 3, 4);
+    pred = !(tot >= kSafe);
+  } else {
+    const float* bsm = buf + Cf::BOFF;
+    float G = (lane < n) ? gsm[lane] : 1.f;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      const float o = __shfl_up_sync(kFull, G, off);
+      if (lane >= off) G *= o;
+    }
+    GC = __shfl_sync(kFull, G, 31);
+    pred = !(GC >= kSafe);
+    if (!pred) cf = (lane < n) ? bsm[lane] / G : 0.f;
+    if (warp == 0) gsc_out[lane] = G;
+  }
+  return pred;
+}
+
+template <int DP, bool CHAN>
+__global__ void __launch_bounds__(Cfg<DP, CHAN>::NT, 1)
+gd_pipe_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
+               const float* __restrict__ gate, const float* __restrict__ beta, float* __restrict__ y, int T, int H,
+               int D, bool vec, bool fast) {
+  using Cf = Cfg<DP, CHAN>;
+  using Pf = PCfg<DP, CHAN>;
+  constexpr int C = Cf::C, NC = Cf::NC, MT = Cf::MT, NW = Cf::NW, NT = Cf::NT, IH = Cf::IH, NI = Cf::NI;
+  constexpr int KH = Cf::KH;
+  constexpr int NTT = Cf::NTT, NKS = Cf::NKS, DPS = Cf::DPS, NCS = Cf::NCS, CS = Cf::CS, NOS = Cf::NOS;
+  constexpr int BUF = Cf::BUF;
+  extern __shared__ float4 smem_f4[];
+  float* sm = reinterpret_cast<float*>(smem_f4);
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int gid = lane >> 2;
+  const int tig = lane & 3;
+  const int h = blockIdx.x % H;
+  const int b = blockIdx.x / H;
+
+  for (int i = tid; i < Pf::TOTAL; i += NT) sm[i] = 0.f;
+  __syncthreads();
+
+  const int nchunks = (T + C - 1) / C;
+  load_chunk<DP, CHAN>(sm, q, k, v, gate, beta, b, h, T, H, D, 0, min(C, T), tid, vec, fast && T >= C);
+  __pipeline_commit();
+  if (nchunks > 1)
+    load_chunk<DP, CHAN>(sm + BUF, q, k, v, gate, beta, b, h, T, H, D, C, min(C, T - C), tid, vec,
+                         fast && T - C >= C);
+  __pipeline_commit();
+
+  const int mt = warp % MT;
+  const int kh = warp / MT;
+  const int j0 = 16 * mt + gid;
+  const int ibase = kh * IH;
+  const int sj = tid >> 2;
+  const int sseg = tid & 3;
+  float* am = sm + Pf::AM;
+  float* ob = sm + Pf::OB;
+  float* gsc = sm + Pf::GS;
+  float* obw = ob + kh * C * NOS;
+
+  float S[NI][4];  // S^T tile kk: (j0, i), (j0, i+1), (j0+8, i), (j0+8, i+1), i = ibase + 8 kk + 2 tig
+#pragma unroll
+  for (int kk = 0; kk < NI; ++kk)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) S[kk][e] = 0.f;
+
+  // Chunk 0's split and scan; from then on chunk c+1's run in chunk c's second phase.
+  float GCs = 1.f, cfc = 0.f, exclc = 1.f;
+  float gvc[8];
+  __pipeline_wait_prior(1);
+  __syncthreads();
+  split_qk<DP, CHAN>(sm, sm + Pf::QL, sm + Pf::KL, tid);
+  int safe = __syncthreads_or(scan_gates<DP, CHAN>(sm, gsc, min(C, T), D, tid, lane, warp, GCs, cfc, exclc, gvc));
+  int psafe = 0;
+  for (int ch = 0; ch < nchunks; ++ch) {
+    const int t0 = ch * C;
+    const int n = min(C, T - t0);
+    float* cur = sm + (ch % 3) * BUF;
+    float* qs = cur;
+    float* ksm = cur + Cf::KOFF;
+    float* vsm = cur + Cf::VOFF;
+    float* gsm = cur + Cf::GOFF;
+    const float* bsm = cur + Cf::BOFF;
+    const float* ql = sm + Pf::QL + (ch & 1) * C * DPS;
+    const float* kl = sm + Pf::KL + (ch & 1) * C * DPS;
+
+    // ---- phase 1: A = causal(Q K^T) and (channel) G, Vt of this chunk; the previous chunk's output
+    if (!safe) {
+      for (int item = warp; item < 12; item += NW) {
+        const int tau = item >> 1;
+        const int half = item & 1;
+        const int mtA = tau < 2 ? 0 : 1;
+        const int ns = tau < 2 ? tau : tau - 2;
+        float aH[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+        float aL[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+#pragma unroll
+        for (int kk = 0; kk < DP / 16; ++kk) {
+          const int i = half * (DP / 2) + 8 * kk + 2 * tig;
+          const int oa = (16 * mtA + gid) * DPS + i;
+          const int obb = (16 * mtA + gid + 8) * DPS + i;
+          const int okk = (8 * ns + gid) * DPS + i;
+          const uint2 qah = *reinterpret_cast<const uint2*>(qs + oa);
+          const uint2 qal = *reinterpret_cast<const uint2*>(ql + oa);
+          const uint2 qbh = *reinterpret_cast<const uint2*>(qs + obb);
+          const uint2 qbl = *reinterpret_cast<const uint2*>(ql + obb);
+          const uint2 kbh = *reinterpret_cast<const uint2*>(ksm + okk);
+          const uint2 kbl = *reinterpret_cast<const uint2*>(kl + okk);
+          const uint32_t ah[4] = {qah.x, qbh.x, qah.y, qbh.y};
+          const uint32_t al[4] = {qal.x, qbl.x, qal.y, qbl.y};
+          mma8(aL[kk & 1], al, kbh.x, kbh.y);
+          mma8(aL[kk & 1], ah, kbl.x, kbl.y);
+          mma8(aH[kk & 1], ah, kbh.x, kbh.y);
+        }
+        float acc[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[e] = (aL[0][e] + aL[1][e]) + (aH[0][e] + aH[1][e]);
+        float* amh = am + half * C * CS;
+        const int t = 16 * mtA + gid;
+        const int s = 8 * ns + 2 * tig;
+        amh[t * CS + s] = (s <= t) ? acc[0] : 0.f;
+        amh[t * CS + s + 1] = (s + 1 <= t) ? acc[1] : 0.f;
+        amh[(t + 8) * CS + s] = (s <= t + 8) ? acc[2] : 0.f;
+        amh[(t + 8) * CS + s + 1] = (s + 1 <= t + 8) ? acc[3] : 0.f;
+      }
+      if constexpr (CHAN) {
+        // In place: gate -> G (cumulative), v -> v / G (0 beyond the chunk end).
+        if (sj < NC) {
+#pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int t = sseg * 8 + u;
+            if (t < n) {
+              const float G = exclc * gvc[u];
+              gsm[t * NCS + sj] = G;
+              vsm[t * NCS + sj] = vsm[t * NCS + sj] / G;
+            } else {
+              vsm[t * NCS + sj] = 0.f;
+            }
+          }
+        }
+      }
+    }
+    if (ch > 0)
+      store_y<DP, CHAN>(y, ob, sm + ((ch + 2) % 3) * BUF + Cf::GOFF, gsc + ((ch - 1) & 1) * C, b, h, T, H, D, t0 - C,
+                        C, psafe, tid, fast);
+    __pipeline_wait_prior(0);
+    __syncthreads();  // A (and G, Vt) visible; ob read; chunk c+1's inputs landed; chunk c-1's buffer free
+    if (ch + 2 < nchunks)
+      load_chunk<DP, CHAN>(sm + ((ch + 2) % 3) * BUF, q, k, v, gate, beta, b, h, T, H, D, t0 + 2 * C,
+                           min(C, T - t0 - 2 * C), tid, vec, fast && T - t0 - 2 * C >= C);
+    __pipeline_commit();
+
+    // ---- phase 2: O and the state update of this chunk (v13's, verbatim)
+    if (!safe) {
+      float GC0 = GCs, GC1 = GCs;
+      if constexpr (CHAN) {
+        GC0 = gsm[(n - 1) * NCS + j0];
+        GC1 = gsm[(n - 1) * NCS + j0 + 8];
+      }
+      uint32_t vh[NKS][4], vl[NKS][4];
+#pragma unroll
+      for (int ks = 0; ks < NKS; ++ks) {
+        const int s0 = 8 * ks + tig;
+        float x0 = vsm[s0 * NCS + j0];
+        float x1 = vsm[s0 * NCS + j0 + 8];
+        float x2 = vsm[(s0 + 4) * NCS + j0];
+        float x3 = vsm[(s0 + 4) * NCS + j0 + 8];
+        if constexpr (!CHAN) {
+          const float ca = __shfl_sync(kFull, cfc, s0);
+          const float cb = __shfl_sync(kFull, cfc, s0 + 4);
+          x0 *= ca;
+          x1 *= ca;
+          x2 *= cb;
+          x3 *= cb;
+        }
+        split(x0, vh[ks][0], vl[ks][0]);
+        split(x1, vh[ks][1], vl[ks][1]);
+        split(x2, vh[ks][2], vl[ks][2]);
+        split(x3, vh[ks][3], vl[ks][3]);
+      }
+      float O[NTT][4];
+#pragma unroll
+      for (int nt = 0; nt < NTT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) O[nt][e] = 0.f;
+#pragma unroll
+      for (int kk = 0; kk < NI; ++kk) {
+        uint32_t ah[4], al[4];
+        split(S[kk][0], ah[0], al[0]);
+        split(S[kk][2], ah[1], al[1]);
+        split(S[kk][1], ah[2], al[2]);
+        split(S[kk][3], ah[3], al[3]);
+        const int i = ibase + 8 * kk + 2 * tig;
+#pragma unroll
+        for (int nt = 0; nt < NTT; ++nt) {
+          const int oq = (8 * nt + gid) * DPS + i;
+          const uint2 qh = *reinterpret_cast<const uint2*>(qs + oq);
+          const uint2 qlo = *reinterpret_cast<const uint2*>(ql + oq);
+          mma3(O[nt], ah, al, qh.x, qh.y, qlo.x, qlo.y);
+        }
+      }
+#pragma unroll
+      for (int ks = 0; ks < NKS; ++ks) {
+        if (ks / (NKS / KH) != kh) continue;
+#pragma unroll
+        for (int nt = 0; nt < NTT; ++nt) {
+          if (nt < ks) continue;
+          const int ta = (8 * nt + gid) * CS + 8 * ks + tig;
+          const float b0 = am[ta] + am[C * CS + ta];
+          const float b1 = am[ta + 4] + am[C * CS + ta + 4];
+          uint32_t bh0, bl0, bh1, bl1;
+          split(b0, bh0, bl0);
+          split(b1, bh1, bl1);
+          mma3(O[nt], vh[ks], vl[ks], bh0, bh1, bl0, bl1);
+        }
+      }
+#pragma unroll
+      for (int nt = 0; nt < NTT; ++nt) {
+        const int t = 8 * nt + 2 * tig;
+        obw[t * NOS + j0] = O[nt][0];
+        obw[(t + 1) * NOS + j0] = O[nt][1];
+        obw[t * NOS + j0 + 8] = O[nt][2];
+        obw[(t + 1) * NOS + j0 + 8] = O[nt][3];
+      }
+#pragma unroll
+      for (int kp = 0; kp < NI; kp += 2) {
+        float acc[2][2][4];
+#pragma unroll
+        for (int u = 0; u < 2; ++u)
+#pragma unroll
+          for (int w = 0; w < 2; ++w)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[u][w][e] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < NKS; ++ks) {
+#pragma unroll
+          for (int u = 0; u < 2; ++u) {
+            const int i = ibase + 8 * (kp + u) + gid;
+            const int o0 = (8 * ks + tig) * DPS + i;
+            const int o1 = o0 + 4 * DPS;
+            const uint32_t bh0 = __float_as_uint(ksm[o0]);
+            const uint32_t bh1 = __float_as_uint(ksm[o1]);
+            const uint32_t bl0 = __float_as_uint(kl[o0]);
+            const uint32_t bl1 = __float_as_uint(kl[o1]);
+            mma3(acc[u][ks & 1], vh[ks], vl[ks], bh0, bh1, bl0, bl1);
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+          const int kk = kp + u;
+          S[kk][0] = (S[kk][0] + (acc[u][0][0] + acc[u][1][0])) * GC0;
+          S[kk][1] = (S[kk][1] + (acc[u][0][1] + acc[u][1][1])) * GC0;
+          S[kk][2] = (S[kk][2] + (acc[u][0][2] + acc[u][1][2])) * GC1;
+          S[kk][3] = (S[kk][3] + (acc[u][0][3] + acc[u][1][3])) * GC1;
+        }
+      }
+    } else {
+      // Safe path (v13's): plain fp32 recurrence on the exact inputs x = hi + (lo - half ulp).
+      for (int t = 0; t < n; ++t) {
+        float g0, g1, cv0, cv1;
+        if constexpr (CHAN) {
+          g0 = gsm[t * NCS + j0];
+          g1 = gsm[t * NCS + j0 + 8];
+          cv0 = vsm[t * NCS + j0];
+          cv1 = vsm[t * NCS + j0 + 8];
+        } else {
+          g0 = gsm[t];
+          g1 = g0;
+          const float bt = bsm[t];
+          cv0 = bt * vsm[t * NCS + j0];
+          cv1 = bt * vsm[t * NCS + j0 + 8];
+        }
+        float p0 = 0.f, p1 = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < NI; ++kk) {
+          const int i = ibase + 8 * kk + 2 * tig;
+          const float2 kh2 = *reinterpret_cast<const float2*>(ksm + t * DPS + i);
+          const uint2 kl2 = *reinterpret_cast<const uint2*>(kl + t * DPS + i);
+          const float2 qh2 = *reinterpret_cast<const float2*>(qs + t * DPS + i);
+          const uint2 ql2 = *reinterpret_cast<const uint2*>(ql + t * DPS + i);
+          const float kx = kh2.x + __uint_as_float(kl2.x - 0x1000u);
+          const float ky = kh2.y + __uint_as_float(kl2.y - 0x1000u);
+          const float qx = qh2.x + __uint_as_float(ql2.x - 0x1000u);
+          const float qy = qh2.y + __uint_as_float(ql2.y - 0x1000u);
+          S[kk][0] = fmaf(cv0, kx, S[kk][0] * g0);
+          S[kk][1] = fmaf(cv0, ky, S[kk][1] * g0);
+          S[kk][2] = fmaf(cv1, kx, S[kk][2] * g1);
+          S[kk][3] = fmaf(cv1, ky, S[kk][3] * g1);
+          p0 = fmaf(qx, S[kk][0], p0);
+          p0 = fmaf(qy, S[kk][1], p0);
+          p1 = fmaf(qx, S[kk][2], p1);
+          p1 = fmaf(qy, S[kk][3], p1);
+        }
+        p0 += __shfl_xor_sync(kFull, p0, 1);
+        p0 += __shfl_xor_sync(kFull, p0, 2);
+        p1 += __shfl_xor_sync(kFull, p1, 1);
+        p1 += __shfl_xor_sync(kFull, p1, 2);
+        if (tig == 0) {
+          obw[t * NOS + j0] = p0;
+          obw[t * NOS + j0 + 8] = p1;
+        }
+      }
+    }
+
+    // ---- the next chunk's split and gate scan (its inputs landed before the barrier above)
+    int predn = 0;
+    if (ch + 1 < nchunks) {
+      float* nxt = sm + ((ch + 1) % 3) * BUF;
+      const int nb = (ch + 1) & 1;
+      split_qk<DP, CHAN>(nxt, sm + Pf::QL + nb * C * DPS, sm + Pf::KL + nb * C * DPS, tid);
+      predn = scan_gates<DP, CHAN>(nxt, gsc + nb * C, min(C, T - t0 - C), D, tid, lane, warp, GCs, cfc, exclc, gvc);
+    }
+    psafe = safe;
+    safe = __syncthreads_or(predn);  // ob complete; the next chunk's split, G_t and vote visible
+  }
+  const int lt0 = (nchunks - 1) * C;
+  store_y<DP, CHAN>(y, ob, sm + ((nchunks - 1) % 3) * BUF + Cf::GOFF, gsc + ((nchunks - 1) & 1) * C, b, h, T, H, D,
+                    lt0, T - lt0, psafe, tid, fast);
+}
+
+template <int DP, bool CHAN>
+void launch_pipe(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& gate,
+                 const torch::Tensor& beta, torch::Tensor& y, int B, int T, int H, int D) {
+  using Cf = Cfg<DP, CHAN>;
+  const size_t smem = sizeof(float) * (size_t)PCfg<DP, CHAN>::TOTAL;
+  uintptr_t al = reinterpret_cast<uintptr_t>(q.data_ptr<float>()) | reinterpret_cast<uintptr_t>(k.data_ptr<float>()) |
+                 reinterpret_cast<uintptr_t>(v.data_ptr<float>());
+  if (CHAN) al |= reinterpret_cast<uintptr_t>(gate.data_ptr<float>());
+  const bool vec = (D % 4 == 0) && (al % 16 == 0);
+  const bool fast = vec && D == DP && (reinterpret_cast<uintptr_t>(y.data_ptr<float>()) % 16 == 0) &&
+                    (long long)Cf::C * H * D < (1LL << 31);
+  auto kern = gd_pipe_kernel<DP, CHAN>;
+  C10_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  kern<<<B * H, Cf::NT, smem, at::cuda::getCurrentCUDAStream()>>>(
+      q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), gate.data_ptr<float>(),
+      beta.data_ptr<float>(), y.data_ptr<float>(), T, H, D, vec, fast);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 template <int DP, bool CHAN>
 void launch(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& gate,
             const torch::Tensor& beta, torch::Tensor& y, int B, int T, int H, int D) {
@@ -1138,41 +1556,41 @@ bool seed_dispatch(const torch::Tensor& q, const torch::Tensor& k, const torch::
 """
 
 DISPATCH_SRC = r"""
-void sgd_v13_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y) {
-  TORCH_CHECK(q.is_cuda() && k.is_cuda() && v.is_cuda() && gate.is_cuda() && beta.is_cuda() && y.is_cuda(),
-              "CUDA tensors");
+void cgd_v19_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor y) {
+  TORCH_CHECK(q.is_cuda() && k.is_cuda() && v.is_cuda() && gate.is_cuda() && y.is_cuda(), "CUDA tensors");
   TORCH_CHECK(q.scalar_type() == torch::kFloat32 && k.scalar_type() == torch::kFloat32 &&
               v.scalar_type() == torch::kFloat32 && gate.scalar_type() == torch::kFloat32 &&
-              beta.scalar_type() == torch::kFloat32 && y.scalar_type() == torch::kFloat32, "float32 tensors");
+              y.scalar_type() == torch::kFloat32, "float32 tensors");
   TORCH_CHECK(q.is_contiguous() && k.is_contiguous() && v.is_contiguous() && gate.is_contiguous() &&
-              beta.is_contiguous() && y.is_contiguous(), "contiguous tensors");
+              y.is_contiguous(), "contiguous tensors");
   TORCH_CHECK(q.dim() == 4, "q is (B,T,H,D)");
   const int B = q.size(0), T = q.size(1), H = q.size(2), D = q.size(3);
   TORCH_CHECK(D >= 1 && D <= 128, "head size must be in [1, 128]");
-  TORCH_CHECK(k.sizes() == q.sizes() && v.sizes() == q.sizes() && y.sizes() == q.sizes() &&
-              gate.numel() == (int64_t)B * T * H && beta.numel() == (int64_t)B * T * H, "shapes");
+  TORCH_CHECK(k.sizes() == q.sizes() && v.sizes() == q.sizes() && gate.sizes() == q.sizes() && y.sizes() == q.sizes(),
+              "shapes");
   if (B == 0 || T == 0 || H == 0) return;
   // Short sequences: v7's parallel form (one launch of short parallel work).
   // Seed-sized problems: v12's one-barrier parallel form; other short sequences: v7's.
-  if (seed_dispatch<false>(q, k, v, gate, beta.data_ptr<float>(), y, B, T, H, D)) return;
-  if (par_dispatch<false>(q, k, v, gate, beta.data_ptr<float>(), y, B, T, H, D)) return;
+  if (seed_dispatch<true>(q, k, v, gate, nullptr, y, B, T, H, D)) return;
+  if (par_dispatch<true>(q, k, v, gate, nullptr, y, B, T, H, D)) return;
+  // No beta in this problem: the gate pointer is passed in its slot and never read there.
   if (D <= 32) {
-    launch<32, false>(q, k, v, gate, beta, y, B, T, H, D);
+    launch_pipe<32, true>(q, k, v, gate, gate, y, B, T, H, D);
   } else if (D <= 64) {
-    launch<64, false>(q, k, v, gate, beta, y, B, T, H, D);
+    launch_pipe<64, true>(q, k, v, gate, gate, y, B, T, H, D);
   } else {
-    launch<128, false>(q, k, v, gate, beta, y, B, T, H, D);
+    launch<128, true>(q, k, v, gate, gate, y, B, T, H, D);
   }
 }
 """
 
-CPP_SRC = "void sgd_v13_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y);"
+CPP_SRC = "void cgd_v19_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor y);"
 
 _ext = load_inline(
-    name="sgd_v13_seed_tc",
+    name="cgd_v19_pipe",
     cpp_sources=[CPP_SRC],
     cuda_sources=[CUDA_SRC + DISPATCH_SRC],
-    functions=["sgd_v13_forward"],
+    functions=["cgd_v19_forward"],
     extra_cuda_cflags=["-O3", "-lineinfo", "--ptxas-options=-v"],
     verbose=False,
 )
@@ -1182,8 +1600,8 @@ class ModelNew(nn.Module):
     def __init__(self):
         super().__init__()
 
-    def forward(self, q, k, v, gate, beta):
+    def forward(self, q, k, v, gate):
         q = q.contiguous()
         y = torch.empty(q.shape, dtype=q.dtype, device=q.device)
-        _ext.sgd_v13_forward(q, k.contiguous(), v.contiguous(), gate.contiguous(), beta.contiguous(), y)
+        _ext.cgd_v19_forward(q, k.contiguous(), v.contiguous(), gate.contiguous(), y)
         return y
