@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import REPO
 
 CANDIDATES = REPO / "candidates"
-SHARED_CUDA = ["v19_pipe.py"]
+SHARED_CUDA = ["v20_ws.py"]
 TABLE_FILE = re.compile(r"^\| \**`([^`]+\.py)`\**")
 
 

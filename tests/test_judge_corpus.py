@@ -58,7 +58,7 @@ HONEST_CPU = sorted(HONEST.glob("cpu_*.py"))
 HONEST_CUDA = sorted(HONEST.glob("cuda_*.py"))
 HONEST_FIXTURE = FIXTURES / "cpu_scalar.py"
 # the CUDA run also holds the plainest honest kernel and the fastest shipped one
-HONEST_CUDA_EXTRA = [ADVERSARIAL / "honest" / "cuda_basic.py", REPO / "candidates" / PROBLEM / "v19_pipe.py"]
+HONEST_CUDA_EXTRA = [ADVERSARIAL / "honest" / "cuda_basic.py", REPO / "candidates" / PROBLEM / "v20_ws.py"]
 
 CONFIG = """\
 build:

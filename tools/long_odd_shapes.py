@@ -5,8 +5,8 @@ size) with the problems' own gate cases; this adds 30% of gates at 1e-15..1e-30,
 step-by-step safe path (candidates/*/NOTES.md). Inputs are drawn here; the reference, the float64 gold and the
 comparison are the harness's. Prints each (shape, case) and a verdict per file; exit code 1 if any failed.
 
-    python3 tools/long_odd_shapes.py candidates/scalar_gated_delta/v19_pipe.py \
-        candidates/channel_gated_delta/v19_pipe.py
+    python3 tools/long_odd_shapes.py candidates/scalar_gated_delta/v20_ws.py \
+        candidates/channel_gated_delta/v20_ws.py
 
 The problem is the candidate's folder name (candidates/<problem>/), or --problem for a file elsewhere. Timing and
 everything else belongs to `python -m harness run PROBLEM.yaml --candidates FILE`.

@@ -1,7 +1,7 @@
 """Call one candidate's forward a few times at one shape, for a profiler to wrap (needs a GPU).
 
     ncu --clock-control none --set full -k regex:kern --launch-skip 2 --launch-count 1 -o v13_medium \
-        python3 tools/profile_once.py --candidate candidates/scalar_gated_delta/v19_pipe.py \
+        python3 tools/profile_once.py --candidate candidates/scalar_gated_delta/v20_ws.py \
         --problem problems/scalar_gated_delta.yaml --shape medium
 """
 from __future__ import annotations

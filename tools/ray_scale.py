@@ -18,7 +18,7 @@ and does not rebuild): the builds are not what is measured. Every configuration 
 writes results/ray_scale/scale.log, scale.json and scale.png. On a GPU host, one node with its GPU, and the same
 copies through the local backend for comparison (statuses and times side by side in scale.log):
 
-    python tools/ray_scale.py --device cuda --honest candidates/scalar_gated_delta/v19_pipe.py --count 12 \
+    python tools/ray_scale.py --device cuda --honest candidates/scalar_gated_delta/v20_ws.py --count 12 \
         --nodes 1 --gpus-per-node 1 --cpus-per-node 16 --local --budget 0.5
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Throughput for automated search: N honest CUDA candidates through one `harness run`, end to end, and where the
 time went. Not part of CI; run it on a GPU host.
 
-The candidates are variants of a shipped kernel (default: candidates/scalar_gated_delta/v19_pipe.py), each with
+The candidates are variants of a shipped kernel (default: candidates/scalar_gated_delta/v20_ws.py), each with
 a constant of its own in its CUDA source, so each one is a new source that really compiles. The run starts from
 an empty build cache and the default config (every check on, every shape); only the torch.compile baseline is off,
 a one-off of minutes per run that says nothing per candidate.
@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from harness.env import REPO_ROOT  # noqa: E402
 from harness.records import read_records  # noqa: E402
 
-SOURCE = REPO_ROOT / "candidates" / "scalar_gated_delta" / "v19_pipe.py"
+SOURCE = REPO_ROOT / "candidates" / "scalar_gated_delta" / "v20_ws.py"
 PROBLEM = REPO_ROOT / "problems" / "scalar_gated_delta.yaml"
 CONFIG = "build:\n  cache_dir: {cache}\nbaselines:\n  compile: false\n{extra}"
 BEFORE_GATE = ("process_start", "sandbox_start", "judge_init", "sandbox_ready", "arena_ahead", "waiting_for_gpu")   # judge.SETUP's host phases

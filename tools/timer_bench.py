@@ -9,7 +9,7 @@
    (the L2 flushed before each call inside the graph, as the events method does; and warm, unflushed)
    and the events method's variants (raw pair, L2 flush by writing, no flush).
 
-    python3 tools/timer_bench.py --candidate candidates/scalar_gated_delta/v19_pipe.py \
+    python3 tools/timer_bench.py --candidate candidates/scalar_gated_delta/v20_ws.py \
         --problem problems/scalar_gated_delta.yaml --shapes seed,medium,large --runs 3 --out timer.json
 """
 from __future__ import annotations

@@ -8,7 +8,7 @@ Per call, with the L2 flushed before it, compares
 and the harness's own methods: `events` three times over, and `graph` with the L2 flushed before every call.
 Workloads: a one-element add, a 1 MB sum, and optionally a candidate's forward at a problem's shape.
 
-    python3 tools/timer_layouts.py [--candidate candidates/scalar_gated_delta/v19_pipe.py \
+    python3 tools/timer_layouts.py [--candidate candidates/scalar_gated_delta/v20_ws.py \
         --problem problems/scalar_gated_delta.yaml --shape seed] --out layouts.json
 """
 from __future__ import annotations

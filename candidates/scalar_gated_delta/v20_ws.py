@@ -1,8 +1,7 @@
-# v19_pipe (scalar gates): v13_seed_tc with the tensor-core kernel's chunk loop pipelined over chunks for
-# D <= 64 (gd_pipe_kernel): two barrier phases per chunk instead of three; chunk c+1's split and gate scan
-# run after chunk c's MMAs in the same phase. Same arithmetic in the same order as v13: bitwise equal outputs.
-# Seed and large run v13's kernels unchanged. Predicted at medium: scalar 79-85 us, channel ~95-100 (v13: 113,
-# 127-132). First H200 harness run: scalar 108 us against v13's 114, channel 130 against 133 (NOTES.md).
+# v20_ws (scalar gates): v19_pipe with a warp-specialised tensor-core kernel for 32 < D <= 64 (gd_ws_kernel):
+# 8 warps own the state and run chunk c's MMAs while 8 others write c-1's output and prepare c+1 (split, gate
+# scan, A tiles); one CTA barrier per chunk. Seed, large and D <= 32 run v19's kernels unchanged.
+# Prediction (before any GPU run): medium 65-80 us scalar (v19 107), channel 80-100 (v19 129).
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -93,12 +92,11 @@ struct Cfg {
                 "align");
 };
 
-template <int DP, bool CHAN>
+template <int DP, bool CHAN, class Cf = Cfg<DP, CHAN>>
 __device__ __forceinline__ void load_chunk(float* buf, const float* __restrict__ q, const float* __restrict__ k,
                                            const float* __restrict__ v, const float* __restrict__ gate,
                                            const float* __restrict__ beta, int b, int h, int T, int H, int D,
                                            int t0, int n, int tid, bool vec, bool full) {
-  using Cf = Cfg<DP, CHAN>;
   constexpr int NT = Cf::NT, DPS = Cf::DPS, NCS = Cf::NCS;
   float* qs = buf;
   float* ks = buf + Cf::KOFF;
@@ -167,11 +165,10 @@ __device__ __forceinline__ void load_chunk(float* buf, const float* __restrict__
 
 // Output of one chunk: y_t = (sum of the KH i-slice partials in ob) * G_t (no scale on the safe path).
 // gsm: that chunk's (channel) cumulative gates, gsc: its scalar G_t.
-template <int DP, bool CHAN>
+template <int DP, bool CHAN, class Cf = Cfg<DP, CHAN>>
 __device__ __forceinline__ void store_y(float* __restrict__ y, const float* ob, const float* gsm, const float* gsc,
                                         int b, int h, int T, int H, int D, int t0, int n, int safe, int tid,
                                         bool fast) {
-  using Cf = Cfg<DP, CHAN>;
   constexpr int C = Cf::C, NC = Cf::NC, NT = Cf::NT, KH = Cf::KH, NOS = Cf::NOS, NCS = Cf::NCS;
   const long long rs = (long long)H * D;
   if (fast) {
@@ -623,9 +620,8 @@ struct PCfg {
 };
 
 // q and k of one chunk: hi (rounded, masked) in place, lo (bits + half ulp) in qlo / klo (v13's split phase).
-template <int DP, bool CHAN>
+template <int DP, bool CHAN, class Cf = Cfg<DP, CHAN>>
 __device__ __forceinline__ void split_qk(float* buf, float* qlo, float* klo, int tid) {
-  using Cf = Cfg<DP, CHAN>;
   constexpr int C = Cf::C, NT = Cf::NT, DPS = Cf::DPS;
   constexpr int P4 = DP / 4;
   constexpr int NIT = (2 * C * P4) / NT;
@@ -1017,6 +1013,388 @@ void launch_pipe(const torch::Tensor& q, const torch::Tensor& k, const torch::Te
   auto kern = gd_pipe_kernel<DP, CHAN>;
   C10_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   kern<<<B * H, Cf::NT, smem, at::cuda::getCurrentCUDAStream()>>>(
+      q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), gate.data_ptr<float>(),
+      beta.data_ptr<float>(), y.data_ptr<float>(), T, H, D, vec, fast);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// ---------------------------------------------------------------------------------------------
+// v20: the chunkwise tensor-core kernel with warp specialisation at DP = 64.  Of 16 warps, 8 consumers own S^T
+// (4 m-tiles x 2 i slices) and run chunk c's MMAs and state update while 8 producers write chunk c-1's output,
+// then split and scan chunk c+1 (vote by a 256-thread barrier), build its A tiles (and, channel, G and Vt in
+// place) and issue chunk c+2's loads.  One CTA barrier per chunk hands everything over.  Double buffers for the
+// lo parts, A, the O partials, G_t, beta/G and the safe flag; three input buffers.
+template <bool CHAN>
+struct WCfg : Cfg<64, CHAN> {
+  using B = Cfg<64, CHAN>;
+  static constexpr int NT = 256;  // threads per role (producers, consumers)
+  static constexpr int KH = 2;    // consumers' i slices
+  static constexpr int IH = 64 / KH;
+  static constexpr int NI = IH / 8;
+  static constexpr bool OPAQUE = false;
+  static constexpr int QL = 3 * B::BUF;
+  static constexpr int KL = QL + 2 * B::C * B::DPS;
+  static constexpr int AM = KL + 2 * B::C * B::DPS;     // 2 chunks x 2 k halves of C x CS
+  static constexpr int OB = AM + 4 * B::C * B::CS;      // 2 chunks x KH slices of C x NOS
+  static constexpr int GS = OB + 2 * KH * B::C * B::NOS;  // scalar G_t, 2 chunks
+  static constexpr int CF = GS + 2 * B::C;              // scalar beta_s / G_s, 2 chunks
+  static constexpr int SF = CF + 2 * B::C;              // safe flags, 2 chunks
+  static constexpr int TOTAL = SF + 4;
+  static_assert(QL % 4 == 0 && KL % 4 == 0 && AM % 4 == 0 && OB % 4 == 0 && GS % 4 == 0, "align");
+};
+
+__device__ __forceinline__ void producers_sync() { asm volatile("bar.sync 1, 256;" ::: "memory"); }
+
+__device__ __forceinline__ int producers_vote(int pred) {
+  int r;
+  asm volatile(
+      "{\n .reg .pred p, q;\n setp.ne.s32 p, %1, 0;\n bar.red.or.pred q, 1, 256, p;\n selp.s32 %0, 1, 0, q;\n}"
+      : "=r"(r)
+      : "r"(pred)
+      : "memory");
+  return r;
+}
+
+// Producers: chunk c's inputs landed and are visible; split q/k, scan the gates, vote, then A tiles and (channel)
+// G and Vt in place unless the chunk takes the safe path.
+template <bool CHAN>
+__device__ __forceinline__ void ws_prepare(float* sm, int c, int n, int D, int ptid, int lane, int pw, int gid,
+                                           int tig) {
+  using Cf = Cfg<64, CHAN>;
+  using Wf = WCfg<CHAN>;
+  constexpr int C = Cf::C, DP = 64, DPS = Cf::DPS, NCS = Cf::NCS, CS = Cf::CS, NC = Cf::NC;
+  float* buf = sm + (c % 3) * Cf::BUF;
+  const int nb = c & 1;
+  float* qlo = sm + Wf::QL + nb * C * DPS;
+  float* klo = sm + Wf::KL + nb * C * DPS;
+  split_qk<DP, CHAN, Wf>(buf, qlo, klo, ptid);
+  float GC, cf, excl;
+  float gv[8];
+  const int pred = scan_gates<DP, CHAN>(buf, sm + Wf::GS + nb * C, n, D, ptid, lane, pw, GC, cf, excl, gv);
+  if (!CHAN && pw == 0) sm[Wf::CF + nb * C + lane] = cf;
+  const int safe = producers_vote(pred);  // also: every producer's split is visible
+  if (ptid == 0) reinterpret_cast<int*>(sm + Wf::SF)[nb] = safe;
+  if (safe) return;
+  const float* qs = buf;
+  const float* ksm = buf + Cf::KOFF;
+  float* am = sm + Wf::AM + nb * 2 * C * CS;
+  for (int item = pw; item < 12; item += 8) {
+    const int tau = item >> 1;
+    const int half = item & 1;
+    const int mtA = tau < 2 ? 0 : 1;
+    const int ns = tau < 2 ? tau : tau - 2;
+    float aH[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+    float aL[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+#pragma unroll
+    for (int kk = 0; kk < DP / 16; ++kk) {
+      const int i = half * (DP / 2) + 8 * kk + 2 * tig;
+      const int oa = (16 * mtA + gid) * DPS + i;
+      const int obb = (16 * mtA + gid + 8) * DPS + i;
+      const int okk = (8 * ns + gid) * DPS + i;
+      const uint2 qah = *reinterpret_cast<const uint2*>(qs + oa);
+      const uint2 qal = *reinterpret_cast<const uint2*>(qlo + oa);
+      const uint2 qbh = *reinterpret_cast<const uint2*>(qs + obb);
+      const uint2 qbl = *reinterpret_cast<const uint2*>(qlo + obb);
+      const uint2 kbh = *reinterpret_cast<const uint2*>(ksm + okk);
+      const uint2 kbl = *reinterpret_cast<const uint2*>(klo + okk);
+      const uint32_t ah[4] = {qah.x, qbh.x, qah.y, qbh.y};
+      const uint32_t al[4] = {qal.x, qbl.x, qal.y, qbl.y};
+      mma8(aL[kk & 1], al, kbh.x, kbh.y);
+      mma8(aL[kk & 1], ah, kbl.x, kbl.y);
+      mma8(aH[kk & 1], ah, kbh.x, kbh.y);
+    }
+    float acc[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[e] = (aL[0][e] + aL[1][e]) + (aH[0][e] + aH[1][e]);
+    float* amh = am + half * C * CS;
+    const int t = 16 * mtA + gid;
+    const int s = 8 * ns + 2 * tig;
+    amh[t * CS + s] = (s <= t) ? acc[0] : 0.f;
+    amh[t * CS + s + 1] = (s + 1 <= t) ? acc[1] : 0.f;
+    amh[(t + 8) * CS + s] = (s <= t + 8) ? acc[2] : 0.f;
+    amh[(t + 8) * CS + s + 1] = (s + 1 <= t + 8) ? acc[3] : 0.f;
+  }
+  if constexpr (CHAN) {
+    const int sj = ptid >> 2;
+    const int sseg = ptid & 3;
+    float* gsm = buf + Cf::GOFF;
+    float* vsm = buf + Cf::VOFF;
+    if (sj < NC) {
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const int t = sseg * 8 + u;
+        if (t < n) {
+          const float G = excl * gv[u];
+          gsm[t * NCS + sj] = G;
+          vsm[t * NCS + sj] = vsm[t * NCS + sj] / G;
+        } else {
+          vsm[t * NCS + sj] = 0.f;
+        }
+      }
+    }
+  }
+}
+
+template <bool CHAN>
+__global__ void __launch_bounds__(512, 1)
+gd_ws_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
+             const float* __restrict__ gate, const float* __restrict__ beta, float* __restrict__ y, int T, int H,
+             int D, bool vec, bool fast) {
+  using Cf = Cfg<64, CHAN>;
+  using Wf = WCfg<CHAN>;
+  constexpr int C = Cf::C, DP = 64, KH = Wf::KH, IH = Wf::IH, NI = Wf::NI;
+  constexpr int NTT = Cf::NTT, NKS = Cf::NKS, DPS = Cf::DPS, NCS = Cf::NCS, CS = Cf::CS, NOS = Cf::NOS;
+  constexpr int BUF = Cf::BUF;
+  extern __shared__ float4 smem_f4[];
+  float* sm = reinterpret_cast<float*>(smem_f4);
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int gid = lane >> 2;
+  const int tig = lane & 3;
+  const int h = blockIdx.x % H;
+  const int b = blockIdx.x / H;
+  const bool producer = warp >= 8;
+  const int ptid = tid - 256;
+  const int pw = warp - 8;
+
+  for (int i = tid; i < Wf::TOTAL; i += 512) sm[i] = 0.f;
+  __syncthreads();
+
+  const int nchunks = (T + C - 1) / C;
+  const int* sfl = reinterpret_cast<const int*>(sm + Wf::SF);
+  float* gsc = sm + Wf::GS;
+  if (producer) {
+    load_chunk<DP, CHAN, Wf>(sm, q, k, v, gate, beta, b, h, T, H, D, 0, min(C, T), ptid, vec, fast && T >= C);
+    __pipeline_commit();
+    if (nchunks > 1)
+      load_chunk<DP, CHAN, Wf>(sm + BUF, q, k, v, gate, beta, b, h, T, H, D, C, min(C, T - C), ptid, vec,
+                               fast && T - C >= C);
+    __pipeline_commit();
+    __pipeline_wait_prior(1);
+    producers_sync();
+    ws_prepare<CHAN>(sm, 0, min(C, T), D, ptid, lane, pw, gid, tig);
+  }
+
+  const int mt = warp % 4;
+  const int kh = (warp / 4) & 1;
+  const int j0 = 16 * mt + gid;
+  const int ibase = kh * IH;
+  float S[NI][4];  // consumers: S^T tile kk: (j0, i), (j0, i+1), (j0+8, i), (j0+8, i+1), i = ibase + 8 kk + 2 tig
+#pragma unroll
+  for (int kk = 0; kk < NI; ++kk)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) S[kk][e] = 0.f;
+  __syncthreads();
+
+  for (int ch = 0; ch < nchunks; ++ch) {
+    const int t0 = ch * C;
+    const int n = min(C, T - t0);
+    const int nb = ch & 1;
+    if (producer) {
+      if (ch > 0) {
+        const int pb = nb ^ 1;
+        store_y<DP, CHAN, Wf>(y, sm + Wf::OB + pb * KH * C * NOS, sm + ((ch + 2) % 3) * BUF + Cf::GOFF, gsc + pb * C,
+                              b, h, T, H, D, t0 - C, C, sfl[pb], ptid, fast);
+      }
+      if (ch + 1 < nchunks) {
+        __pipeline_wait_prior(0);
+        producers_sync();  // every producer past the output (chunk c-1's buffer free); chunk c+1's inputs visible
+        if (ch + 2 < nchunks)
+          load_chunk<DP, CHAN, Wf>(sm + ((ch + 2) % 3) * BUF, q, k, v, gate, beta, b, h, T, H, D, t0 + 2 * C,
+                                   min(C, T - t0 - 2 * C), ptid, vec, fast && T - t0 - 2 * C >= C);
+        __pipeline_commit();
+        ws_prepare<CHAN>(sm, ch + 1, min(C, T - t0 - C), D, ptid, lane, pw, gid, tig);
+      }
+    } else {
+      const float* cur = sm + (ch % 3) * BUF;
+      const float* qs = cur;
+      const float* ksm = cur + Cf::KOFF;
+      const float* vsm = cur + Cf::VOFF;
+      const float* gsm = cur + Cf::GOFF;
+      const float* bsm = cur + Cf::BOFF;
+      const float* ql = sm + Wf::QL + nb * C * DPS;
+      const float* kl = sm + Wf::KL + nb * C * DPS;
+      const float* am = sm + Wf::AM + nb * 2 * C * CS;
+      const float* cfs = sm + Wf::CF + nb * C;
+      float* obw = sm + Wf::OB + nb * KH * C * NOS + kh * C * NOS;
+      if (!sfl[nb]) {
+        float GC0, GC1;
+        if constexpr (CHAN) {
+          GC0 = gsm[(n - 1) * NCS + j0];
+          GC1 = gsm[(n - 1) * NCS + j0 + 8];
+        } else {
+          GC0 = gsc[nb * C + 31];
+          GC1 = GC0;
+        }
+        uint32_t vh[NKS][4], vl[NKS][4];
+#pragma unroll
+        for (int ks = 0; ks < NKS; ++ks) {
+          const int s0 = 8 * ks + tig;
+          float x0 = vsm[s0 * NCS + j0];
+          float x1 = vsm[s0 * NCS + j0 + 8];
+          float x2 = vsm[(s0 + 4) * NCS + j0];
+          float x3 = vsm[(s0 + 4) * NCS + j0 + 8];
+          if constexpr (!CHAN) {
+            const float ca = cfs[s0];
+            const float cb = cfs[s0 + 4];
+            x0 *= ca;
+            x1 *= ca;
+            x2 *= cb;
+            x3 *= cb;
+          }
+          split(x0, vh[ks][0], vl[ks][0]);
+          split(x1, vh[ks][1], vl[ks][1]);
+          split(x2, vh[ks][2], vl[ks][2]);
+          split(x3, vh[ks][3], vl[ks][3]);
+        }
+        float O[NTT][4];
+#pragma unroll
+        for (int nt = 0; nt < NTT; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) O[nt][e] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < NI; ++kk) {
+          uint32_t ah[4], al[4];
+          split(S[kk][0], ah[0], al[0]);
+          split(S[kk][2], ah[1], al[1]);
+          split(S[kk][1], ah[2], al[2]);
+          split(S[kk][3], ah[3], al[3]);
+          const int i = ibase + 8 * kk + 2 * tig;
+#pragma unroll
+          for (int nt = 0; nt < NTT; ++nt) {
+            const int oq = (8 * nt + gid) * DPS + i;
+            const uint2 qh = *reinterpret_cast<const uint2*>(qs + oq);
+            const uint2 qlo = *reinterpret_cast<const uint2*>(ql + oq);
+            mma3(O[nt], ah, al, qh.x, qh.y, qlo.x, qlo.y);
+          }
+        }
+#pragma unroll
+        for (int ks = 0; ks < NKS; ++ks) {
+          if (ks / (NKS / KH) != kh) continue;
+#pragma unroll
+          for (int nt = 0; nt < NTT; ++nt) {
+            if (nt < ks) continue;
+            const int ta = (8 * nt + gid) * CS + 8 * ks + tig;
+            const float b0 = am[ta] + am[C * CS + ta];
+            const float b1 = am[ta + 4] + am[C * CS + ta + 4];
+            uint32_t bh0, bl0, bh1, bl1;
+            split(b0, bh0, bl0);
+            split(b1, bh1, bl1);
+            mma3(O[nt], vh[ks], vl[ks], bh0, bh1, bl0, bl1);
+          }
+        }
+#pragma unroll
+        for (int nt = 0; nt < NTT; ++nt) {
+          const int t = 8 * nt + 2 * tig;
+          obw[t * NOS + j0] = O[nt][0];
+          obw[(t + 1) * NOS + j0] = O[nt][1];
+          obw[t * NOS + j0 + 8] = O[nt][2];
+          obw[(t + 1) * NOS + j0 + 8] = O[nt][3];
+        }
+#pragma unroll
+        for (int kp = 0; kp < NI; kp += 2) {
+          float acc[2][2][4];
+#pragma unroll
+          for (int u = 0; u < 2; ++u)
+#pragma unroll
+            for (int w = 0; w < 2; ++w)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) acc[u][w][e] = 0.f;
+#pragma unroll
+          for (int ks = 0; ks < NKS; ++ks) {
+#pragma unroll
+            for (int u = 0; u < 2; ++u) {
+              const int i = ibase + 8 * (kp + u) + gid;
+              const int o0 = (8 * ks + tig) * DPS + i;
+              const int o1 = o0 + 4 * DPS;
+              const uint32_t bh0 = __float_as_uint(ksm[o0]);
+              const uint32_t bh1 = __float_as_uint(ksm[o1]);
+              const uint32_t bl0 = __float_as_uint(kl[o0]);
+              const uint32_t bl1 = __float_as_uint(kl[o1]);
+              mma3(acc[u][ks & 1], vh[ks], vl[ks], bh0, bh1, bl0, bl1);
+            }
+          }
+#pragma unroll
+          for (int u = 0; u < 2; ++u) {
+            const int kk = kp + u;
+            S[kk][0] = (S[kk][0] + (acc[u][0][0] + acc[u][1][0])) * GC0;
+            S[kk][1] = (S[kk][1] + (acc[u][0][1] + acc[u][1][1])) * GC0;
+            S[kk][2] = (S[kk][2] + (acc[u][0][2] + acc[u][1][2])) * GC1;
+            S[kk][3] = (S[kk][3] + (acc[u][0][3] + acc[u][1][3])) * GC1;
+          }
+        }
+      } else {
+        for (int t = 0; t < n; ++t) {
+          float g0, g1, cv0, cv1;
+          if constexpr (CHAN) {
+            g0 = gsm[t * NCS + j0];
+            g1 = gsm[t * NCS + j0 + 8];
+            cv0 = vsm[t * NCS + j0];
+            cv1 = vsm[t * NCS + j0 + 8];
+          } else {
+            g0 = gsm[t];
+            g1 = g0;
+            const float bt = bsm[t];
+            cv0 = bt * vsm[t * NCS + j0];
+            cv1 = bt * vsm[t * NCS + j0 + 8];
+          }
+          float p0 = 0.f, p1 = 0.f;
+#pragma unroll
+          for (int kk = 0; kk < NI; ++kk) {
+            const int i = ibase + 8 * kk + 2 * tig;
+            const float2 kh2 = *reinterpret_cast<const float2*>(ksm + t * DPS + i);
+            const uint2 kl2 = *reinterpret_cast<const uint2*>(kl + t * DPS + i);
+            const float2 qh2 = *reinterpret_cast<const float2*>(qs + t * DPS + i);
+            const uint2 ql2 = *reinterpret_cast<const uint2*>(ql + t * DPS + i);
+            const float kx = kh2.x + __uint_as_float(kl2.x - 0x1000u);
+            const float ky = kh2.y + __uint_as_float(kl2.y - 0x1000u);
+            const float qx = qh2.x + __uint_as_float(ql2.x - 0x1000u);
+            const float qy = qh2.y + __uint_as_float(ql2.y - 0x1000u);
+            S[kk][0] = fmaf(cv0, kx, S[kk][0] * g0);
+            S[kk][1] = fmaf(cv0, ky, S[kk][1] * g0);
+            S[kk][2] = fmaf(cv1, kx, S[kk][2] * g1);
+            S[kk][3] = fmaf(cv1, ky, S[kk][3] * g1);
+            p0 = fmaf(qx, S[kk][0], p0);
+            p0 = fmaf(qy, S[kk][1], p0);
+            p1 = fmaf(qx, S[kk][2], p1);
+            p1 = fmaf(qy, S[kk][3], p1);
+          }
+          p0 += __shfl_xor_sync(kFull, p0, 1);
+          p0 += __shfl_xor_sync(kFull, p0, 2);
+          p1 += __shfl_xor_sync(kFull, p1, 1);
+          p1 += __shfl_xor_sync(kFull, p1, 2);
+          if (tig == 0) {
+            obw[t * NOS + j0] = p0;
+            obw[t * NOS + j0 + 8] = p1;
+          }
+        }
+      }
+    }
+    __syncthreads();  // chunk c's partials written; chunk c+1 prepared
+  }
+  if (producer) {
+    const int lt0 = (nchunks - 1) * C;
+    const int lb = (nchunks - 1) & 1;
+    store_y<DP, CHAN, Wf>(y, sm + Wf::OB + lb * KH * C * NOS, sm + ((nchunks - 1) % 3) * BUF + Cf::GOFF, gsc + lb * C,
+                          b, h, T, H, D, lt0, T - lt0, sfl[lb], ptid, fast);
+  }
+}
+
+template <bool CHAN>
+void launch_ws(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& gate,
+               const torch::Tensor& beta, torch::Tensor& y, int B, int T, int H, int D) {
+  using Cf = Cfg<64, CHAN>;
+  const size_t smem = sizeof(float) * (size_t)WCfg<CHAN>::TOTAL;
+  uintptr_t al = reinterpret_cast<uintptr_t>(q.data_ptr<float>()) | reinterpret_cast<uintptr_t>(k.data_ptr<float>()) |
+                 reinterpret_cast<uintptr_t>(v.data_ptr<float>());
+  if (CHAN) al |= reinterpret_cast<uintptr_t>(gate.data_ptr<float>());
+  const bool vec = (D % 4 == 0) && (al % 16 == 0);
+  const bool fast = vec && D == 64 && (reinterpret_cast<uintptr_t>(y.data_ptr<float>()) % 16 == 0) &&
+                    (long long)Cf::C * H * D < (1LL << 31);
+  auto kern = gd_ws_kernel<CHAN>;
+  C10_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  kern<<<B * H, 512, smem, at::cuda::getCurrentCUDAStream()>>>(
       q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), gate.data_ptr<float>(),
       beta.data_ptr<float>(), y.data_ptr<float>(), T, H, D, vec, fast);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -1556,7 +1934,7 @@ bool seed_dispatch(const torch::Tensor& q, const torch::Tensor& k, const torch::
 """
 
 DISPATCH_SRC = r"""
-void sgd_v19_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y) {
+void sgd_v20_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y) {
   TORCH_CHECK(q.is_cuda() && k.is_cuda() && v.is_cuda() && gate.is_cuda() && beta.is_cuda() && y.is_cuda(),
               "CUDA tensors");
   TORCH_CHECK(q.scalar_type() == torch::kFloat32 && k.scalar_type() == torch::kFloat32 &&
@@ -1577,20 +1955,20 @@ void sgd_v19_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::T
   if (D <= 32) {
     launch_pipe<32, false>(q, k, v, gate, beta, y, B, T, H, D);
   } else if (D <= 64) {
-    launch_pipe<64, false>(q, k, v, gate, beta, y, B, T, H, D);
+    launch_ws<false>(q, k, v, gate, beta, y, B, T, H, D);
   } else {
     launch<128, false>(q, k, v, gate, beta, y, B, T, H, D);
   }
 }
 """
 
-CPP_SRC = "void sgd_v19_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y);"
+CPP_SRC = "void sgd_v20_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y);"
 
 _ext = load_inline(
-    name="sgd_v19_pipe",
+    name="sgd_v20_ws",
     cpp_sources=[CPP_SRC],
     cuda_sources=[CUDA_SRC + DISPATCH_SRC],
-    functions=["sgd_v19_forward"],
+    functions=["sgd_v20_forward"],
     extra_cuda_cflags=["-O3", "-lineinfo", "--ptxas-options=-v"],
     verbose=False,
 )
@@ -1603,5 +1981,5 @@ class ModelNew(nn.Module):
     def forward(self, q, k, v, gate, beta):
         q = q.contiguous()
         y = torch.empty(q.shape, dtype=q.dtype, device=q.device)
-        _ext.sgd_v19_forward(q, k.contiguous(), v.contiguous(), gate.contiguous(), beta.contiguous(), y)
+        _ext.sgd_v20_forward(q, k.contiguous(), v.contiguous(), gate.contiguous(), beta.contiguous(), y)
         return y
