@@ -6,7 +6,7 @@ step-by-step safe path (candidates/*/NOTES.md). Inputs are drawn here; the refer
 comparison are the harness's. Prints each (shape, case) and a verdict per file; exit code 1 if any failed.
 
     python3 tools/long_odd_shapes.py candidates/scalar_gated_delta/v20_ws.py \
-        candidates/channel_gated_delta/v20_ws.py
+        candidates/channel_gated_delta/v21_ws_bal.py
 
 The problem is the candidate's folder name (candidates/<problem>/), or --problem for a file elsewhere. Timing and
 everything else belongs to `python -m harness run PROBLEM.yaml --candidates FILE`.
