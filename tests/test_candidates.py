@@ -1,5 +1,5 @@
-"""The shipped catalogue (candidates/): each folder's README lists exactly its files, and the two gated-delta
-problems' best kernel files share one CUDA source (templated on the gate kind) but for one kernel."""
+"""The shipped catalogue (candidates/): each folder's README lists exactly its files, and each pair of the two
+gated-delta problems' tensor-core files shares one CUDA source (templated on the gate kind) but for one kernel."""
 from __future__ import annotations
 
 import ast
@@ -11,9 +11,11 @@ import pytest
 from tests.conftest import REPO
 
 CANDIDATES = REPO / "candidates"
-# The two problems' best tensor-core files: one CUDA source, except the warp-specialised kernel, whose split of work
-# between its two kinds of warps differs per problem (candidates/scalar_gated_delta/NOTES.md).
-SHARED_CUDA = ("scalar_gated_delta/v20_ws.py", "channel_gated_delta/v21_ws_bal.py")
+# The two problems' tensor-core files, in pairs (portable; Hopper-only): one CUDA source each, except the
+# warp-specialised kernel, whose split of work between its two kinds of warps differs per problem
+# (candidates/scalar_gated_delta/NOTES.md).
+SHARED_CUDA = [("scalar_gated_delta/v20_ws.py", "channel_gated_delta/v21_ws_bal.py"),
+               ("scalar_gated_delta/v22_wg.py", "channel_gated_delta/v22_wg.py")]
 PER_PROBLEM = re.compile(
     r"// v2\d: the chunkwise tensor-core kernel with warp specialisation.*?(?=template <bool CHAN>\nvoid launch_ws)", re.S)
 TABLE_FILE = re.compile(r"^\| \**`([^`]+\.py)`\**")
@@ -33,9 +35,10 @@ def shared_part(path: Path) -> str:
     return PER_PROBLEM.sub("", source)
 
 
-def test_both_problems_ship_the_same_cuda_kernels_but_one():
-    scalar, channel = (shared_part(CANDIDATES / name) for name in SHARED_CUDA)
-    assert scalar == channel, f"{SHARED_CUDA}: their CUDA_SRC differ outside the warp-specialised kernel"
+@pytest.mark.parametrize("pair", SHARED_CUDA, ids=lambda pair: "+".join(Path(name).stem for name in pair))
+def test_both_problems_ship_the_same_cuda_kernels_but_one(pair):
+    scalar, channel = (shared_part(CANDIDATES / name) for name in pair)
+    assert scalar == channel, f"{pair}: their CUDA_SRC differ outside the warp-specialised kernel"
 
 
 @pytest.mark.parametrize("folder", sorted(p.name for p in CANDIDATES.iterdir() if (p / "README.md").exists()))
