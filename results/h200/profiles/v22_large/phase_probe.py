@@ -1,4 +1,4 @@
-"""Where v22's (or v23's) gd_wg_kernel spends a chunk at large: clock() marks by thread 0 (warpgroup 0) and thread 256
+"""Where v22's (or a later file's) gd_wg_kernel spends a chunk at large: clock() marks by thread 0 (warpgroup 0) and thread 256
 (warpgroup 2) of each CTA, summed per phase into a per-CTA __device__ array with 64-bit atomics.
     python3 phase_probe22.py FILE [FILE ...]      (--dry: write the probe sources only)"""
 import sys
@@ -6,8 +6,8 @@ import types
 from pathlib import Path
 
 PHASES = ["P0 wait inputs + top barrier", "P1 store y(c-1) (v22 scalar: + next loads)", "P2 split q, K^T",
-          "P3 gate scan + vote (v22 channel: + loads)", "P4 A tiles (+channel G, Vt)", "P5 A-tile barrier",
-          "P6 Q S0 (wgmma, 2 waits)", "P7 Vt frags + A Vt (mma.sync) + O store", "P8 K^T Vt (wgmma + wait)",
+          "P3 scan + vote (v22 channel: + loads; v26: + Q S0 half 1)", "P4 A tiles (+channel G, Vt)", "P5 A-tile barrier",
+          "P6 Q S0 (wgmma, 2 waits; v26: wait + half 2)", "P7 Vt frags + A Vt (mma.sync) + O store", "P8 K^T Vt (wgmma + wait)",
           "P9 state update"]
 NP = len(PHASES)
 
@@ -33,7 +33,7 @@ def make_source(path: Path):
     sub("    __syncthreads();  // this chunk's inputs landed; the previous chunk's O partials (and G) complete\n", pm(0), "after")
     sub("    float* qs = cur + Wf::QB;\n    float* ksm = cur + Wf::KR;\n    float* vsm = cur + Wf::VR;\n    float* gsm = cur + Wf::GR;\n    const float* bsm = cur + Wf::BR;\n\n    // ---- split: q in place", pm(1))
     sub("    // ---- gate scan (gd_tc_kernel's)\n    int pred = 0;\n    float GC0 = 1.f, GC1 = 1.f, cf = 0.f;\n    float gv[8];", pm(2))
-    sub("    if (!safe) {\n      // ---- A = causal(Q K^T): tiles (mtA, ns) with ns <= 2 mtA + 1 (6 tiles)", pm(3))
+    sub("      // ---- A = causal(Q K^T): tiles (mtA, ns) with ns <= 2 mtA + 1 (6 tiles)", pm(3))
     sub("      wg_proxy_fence();\n      __syncthreads();  // A tiles, split q / K^T", pm(4))
     sub("      __syncthreads();  // A tiles, split q / K^T (and channel G, Vt) visible, to the tensor core's reads too\n", pm(5), "after")
     sub("      // Vt^T fragments (A operand, rows j, k = s) for every s step, split.\n      uint32_t vh[NKS][4]", pm(6))
