@@ -16,11 +16,14 @@ CANDIDATES = REPO / "candidates"
 # (candidates/scalar_gated_delta/NOTES.md), and, in v25, the channel-only G/Vt step of the wgmma kernel, whose
 # division only the channel file changed (in the scalar file that branch is compiled out).
 # Each pair: (scalar file, channel file, whether their wgmma kernel's channel-only G/Vt step may differ).
-SHARED_CUDA = [("scalar_gated_delta/v20_ws.py", "channel_gated_delta/v21_ws_bal.py", False),
-               ("scalar_gated_delta/v25_split_issue.py", "channel_gated_delta/v25_split_issue.py", True)]
+# (scalar file, channel file, whether gd_wg_kernel's channel-only G/Vt step may differ, whether the scalar file adds
+# the D = 128 warp-specialised kernel gd_wsg_kernel, which has no channel counterpart)
+SHARED_CUDA = [("scalar_gated_delta/v20_ws.py", "channel_gated_delta/v21_ws_bal.py", False, False),
+               ("scalar_gated_delta/v27_ws_wgmma.py", "channel_gated_delta/v25_split_issue.py", True, True)]
 PER_PROBLEM = re.compile(
     r"// v2\d: the chunkwise tensor-core kernel with warp specialisation.*?(?=template <bool CHAN>\nvoid launch_ws)", re.S)
 CHANNEL_GV = re.compile(r"\n        // In place: gate -> G \(cumulative\), v -> v / G.*?\n        }\n", re.S)
+SCALAR_WSG = re.compile(r"// -+\n// v27: gd_wg_kernel's arithmetic at D = 128.*?(?=// -+\n// v7 parallel)", re.S)
 TABLE_FILE = re.compile(r"^\| \**`([^`]+\.py)`\**")
 
 
@@ -32,10 +35,13 @@ def string_constant(path: Path, name: str) -> str:
     raise AssertionError(f"{path}: no {name} = \"...\" string at module level")
 
 
-def shared_part(path: Path, gv_differs: bool) -> str:
+def shared_part(path: Path, gv_differs: bool, scalar_only_kernel: bool) -> str:
     source = string_constant(path, "CUDA_SRC")
     assert len(PER_PROBLEM.findall(source)) == 1, f"{path}: expected one warp-specialised kernel section"
     source = PER_PROBLEM.sub("", source)
+    if scalar_only_kernel:
+        assert len(SCALAR_WSG.findall(source)) == 1, f"{path}: expected one gd_wsg_kernel section"
+        source = SCALAR_WSG.sub("", source)
     if gv_differs:
         head, kernel, tail = source.partition("gd_wg_kernel(")
         assert kernel and len(CHANNEL_GV.findall(tail)) == 1, f"{path}: expected one channel G/Vt step in gd_wg_kernel"
@@ -45,8 +51,9 @@ def shared_part(path: Path, gv_differs: bool) -> str:
 
 @pytest.mark.parametrize("pair", SHARED_CUDA, ids=lambda pair: "+".join(Path(name).stem for name in pair[:2]))
 def test_both_problems_ship_the_same_cuda_kernels_but_one(pair):
-    *names, gv_differs = pair
-    scalar, channel = (shared_part(CANDIDATES / name, gv_differs) for name in names)
+    scalar_name, channel_name, gv_differs, scalar_only_kernel = pair
+    scalar = shared_part(CANDIDATES / scalar_name, gv_differs, scalar_only_kernel)
+    channel = shared_part(CANDIDATES / channel_name, gv_differs, False)
     assert scalar == channel, f"{pair}: their CUDA_SRC differ outside the warp-specialised kernel"
 
 

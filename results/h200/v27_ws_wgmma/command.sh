@@ -5,7 +5,8 @@
 set -u
 export PYTHONUNBUFFERED=1
 R=$OUT/r; mkdir -p $R/logs
-trap 'tar czf $OUT/r.tgz -C $OUT r; ls -la $OUT' EXIT
+snap() { tar czf $OUT/r.tgz.tmp -C $OUT r && mv $OUT/r.tgz.tmp $OUT/r.tgz; }  # a kill at the limit keeps the last stage's logs
+trap 'snap; ls -la $OUT' EXIT
 { date -u; nvidia-smi; python -c "import torch; print(torch.__version__, torch.version.cuda)"; } > $R/env.txt 2>&1
 sha256sum candidates/scalar_gated_delta/v25_split_issue.py candidates/scalar_gated_delta/v27*.py > $R/sha256.txt
 export TORCH_EXTENSIONS_DIR=/tmp/ext27
@@ -27,9 +28,9 @@ else
   echo "no cuobjdump ($(command -v cuobjdump)) or no .so ($so)" | tee -a $R/timeline.txt
 fi
 timeout 200 python .gpu/compare27.py v27_ws_wgmma v27b_cons_atile > $R/compare.log 2>&1; echo "compare rc=$? at $(( $(date +%s) - T0 )) s" | tee -a $R/timeline.txt
-grep -i 'graph replay\|FAILURES\|failed' $R/compare.log
+grep -i 'graph replay\|FAILURES\|failed' $R/compare.log; snap
 timeout 90 python .gpu/probe27.py candidates/scalar_gated_delta/v27_ws_wgmma.py candidates/scalar_gated_delta/v27b_cons_atile.py > $R/phase.log 2>&1
-echo "phase rc=$? at $(( $(date +%s) - T0 )) s" | tee -a $R/timeline.txt; cat $R/phase.log
+echo "phase rc=$? at $(( $(date +%s) - T0 )) s" | tee -a $R/timeline.txt; cat $R/phase.log; snap
 printf 'baselines:\n  graph: false\n  compile: false\ntiming:\n  budget_s: 1.0\n' > $R/config.yaml
 p=scalar_gated_delta
 cands=""

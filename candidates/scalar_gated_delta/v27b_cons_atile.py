@@ -1,8 +1,10 @@
-# v25_split_issue (scalar gates): v22_wg with gd_wg_kernel's (64 < D <= 128) next-chunk cp.async issued by warps
-# 12-15 alone, while warps 0-11 build the A tiles, instead of by all 512 threads at the top of the chunk. A profile
-# of v22 found that issue (48 KB a chunk) holding every warp ~1,780 cycles; v24_bulk_kv measured it at ~21 bytes
-# a cycle per SM. sm_90a only, as v22. Seed, medium and D <= 64 run the kernels of v20_ws.
-# Prediction (before any GPU run): large 740-800 us scalar (v22 846), 880-950 us channel (v22 955).
+# v27b_cons_atile (scalar gates): v25_split_issue with a warp-specialised kernel at D = 128 (16-byte aligned inputs):
+# 8 consumer warps (192 registers each, by setmaxnreg) own the state and run chunk c's wgmma and mma.sync work,
+# while 7 producer warps (64 registers) split, scan and build the A tiles of chunk c+1 and one warp issues chunk
+# c+2's cp.async. v25's phase probe put the state-independent work at half of each chunk, all warps in lockstep.
+# sm_90a only. Other D > 64 run v25's gd_wg_kernel; seed, medium and D <= 64 the kernels of v20_ws.
+# v27b: the A tiles on consumer warps 0-5 (as v21 did at D = 64), the producers only split and scan.
+# Prediction (before any GPU run): large 500-600 us (v25 781), bound by the producers (~7,000 cycles a chunk).
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -1617,6 +1619,450 @@ void launch_wg(const torch::Tensor& q, const torch::Tensor& k, const torch::Tens
 }
 
 // ---------------------------------------------------------------------------------------------
+// v27: gd_wg_kernel's arithmetic at D = 128 (aligned, full width) on warps in two roles, with the register file
+// split between the roles by setmaxnreg. Warps 0-7 (two consumer warpgroups, 192 registers a thread) each own a
+// 64 x 128 block of S^T; they run chunk c's Q S0 and K^T Vt on wgmma and A Vt on mma.sync, and write y(c) from
+// registers. Warps 8-14 (prep, 64 registers) split and scan chunk c+1, vote, and build its A tiles; warp 15
+// issues chunk c+2's cp.async. One CTA barrier per chunk hands a prepared chunk over. Three input buffers (q hi in
+// place, K^T hi over the k rows once they are read); double buffers for q lo, K^T lo, A, G, beta/G, safe flag.
+struct WsgCfg {
+  static constexpr int C = 32, DP = 128, DPS = 136, NCS = 136, CS = 36;
+  static constexpr int QB = 0;                 // q blocked (wg_qoff), hi in place after the split
+  static constexpr int KR = QB + C * DP;       // k rows [t][DPS]; K^T hi (wg_ktoff) over them after the split
+  static constexpr int VR = KR + C * DPS;      // v rows [t][NCS]
+  static constexpr int GR = VR + C * NCS;      // gate[C]
+  static constexpr int BR = GR + C;            // beta[C]
+  static constexpr int BUF = BR + C;
+  static constexpr int QL = 3 * BUF;           // q lo, 2 chunks
+  static constexpr int KTL = QL + 2 * C * DP;  // K^T lo, 2 chunks
+  static constexpr int AM = KTL + 2 * C * DP;  // A (its two k halves summed), 2 chunks of C x CS
+  static constexpr int GS = AM + 2 * C * CS;   // G_t, 2 chunks
+  static constexpr int CF = GS + 2 * C;        // beta_s / G_s, 2 chunks
+  static constexpr int SF = CF + 2 * C;        // safe flags, 2 chunks
+  static constexpr int TOTAL = SF + 4;
+  static_assert(BUF % 4 == 0 && QL % 4 == 0 && KTL % 4 == 0 && AM % 4 == 0, "16-byte aligned");
+  static_assert(C * DP <= C * DPS, "K^T hi fits over the k rows");
+  static_assert(TOTAL * 4 <= 232448, "shared memory");
+};
+
+__device__ __forceinline__ void cta_sync() { asm volatile("bar.sync 0;" ::: "memory"); }
+__device__ __forceinline__ void prep_sync() { asm volatile("bar.sync 1, 224;" ::: "memory"); }
+__device__ __forceinline__ void producer_sync() { asm volatile("bar.sync 2, 256;" ::: "memory"); }
+__device__ __forceinline__ int prep_vote(int pred) {
+  int r;
+  asm volatile(
+      "{\n .reg .pred p, q;\n setp.ne.s32 p, %1, 0;\n bar.red.or.pred q, 1, 224, p;\n selp.s32 %0, 1, 0, q;\n}"
+      : "=r"(r)
+      : "r"(pred)
+      : "memory");
+  return r;
+}
+
+// One chunk's inputs (D == 128, 16-byte aligned) by cp.async on one warp: q into its blocked layout, k and v rows,
+// gate and beta. The caller commits the group.
+__device__ __forceinline__ void wsg_load(float* buf, const float* __restrict__ q, const float* __restrict__ k,
+                                         const float* __restrict__ v, const float* __restrict__ gate,
+                                         const float* __restrict__ beta, int b, int h, int T, int H, int t0, int n,
+                                         int lane) {
+  using W = WsgCfg;
+  const long long rs = (long long)H * 128;
+  const long long base = ((long long)b * T + t0) * rs + (long long)h * 128;
+  if (n == W::C) {
+#pragma unroll 4
+    for (int it = 0; it < 32; ++it) {
+      const int idx = lane + it * 32;
+      // q: 8 consecutive lanes take 8 rows of one 16-byte column, so their stores fill distinct banks.
+      const int t8 = idx & 7, e = (idx >> 3) & 31, tb = idx >> 8;
+      __pipeline_memcpy_async(buf + W::QB + tb * 1024 + e * 32 + t8 * 4, q + base + (8 * tb + t8) * rs + 4 * e, 16);
+      const long long o = base + it * rs + 4 * lane;
+      __pipeline_memcpy_async(buf + W::KR + it * W::DPS + 4 * lane, k + o, 16);
+      __pipeline_memcpy_async(buf + W::VR + it * W::NCS + 4 * lane, v + o, 16);
+    }
+  } else {
+    for (int t = 0; t < n; ++t) {
+      const long long o = base + t * rs + 4 * lane;
+      __pipeline_memcpy_async(buf + W::QB + wg_qoff(t, 4 * lane), q + o, 16);
+      __pipeline_memcpy_async(buf + W::KR + t * W::DPS + 4 * lane, k + o, 16);
+      __pipeline_memcpy_async(buf + W::VR + t * W::NCS + 4 * lane, v + o, 16);
+    }
+  }
+  if (lane < n) {
+    const long long o = ((long long)b * T + t0 + lane) * H + h;
+    __pipeline_memcpy_async(buf + W::GR + lane, gate + o, 4);
+    __pipeline_memcpy_async(buf + W::BR + lane, beta + o, 4);
+  }
+}
+
+// A = causal(Q K^T) of chunk c: tile (mtA, ns) = item w (0..5), ns <= 2 mtA + 1, both k halves (mma.sync; k position
+// tig is column d, tig + 4 is d + 4), the halves summed in gd_wg_kernel's order.
+__device__ __forceinline__ void wsg_atile(float* sm, int c, int w, int gid, int tig) {
+  using W = WsgCfg;
+  constexpr int C = W::C, CS = W::CS;
+  const float* buf = sm + (c % 3) * W::BUF;
+  const int nb = c & 1;
+  const float* qs = buf + W::QB;
+  const float* ql = sm + W::QL + nb * C * 128;
+  const float* kth = buf + W::KR;
+  const float* ktl = sm + W::KTL + nb * C * 128;
+  const int mtA = w < 2 ? 0 : 1;
+  const int ns = w < 2 ? w : w - 2;
+  const int ta = 16 * mtA + gid;
+  const int sb = 8 * ns + gid;
+  float accs[2][4];
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float aH[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+    float aL[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+#pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      const int d = half * 64 + 8 * kk + tig;
+      const int oa = wg_qoff(ta, d), oa4 = oa + 32, ob8 = wg_qoff(ta + 8, d), ob84 = ob8 + 32;
+      const int k0 = wg_ktoff(wg_np(d), sb), k1 = k0 + 4;  // np(d + 4) = np(d) + 1
+      const uint32_t ah[4] = {__float_as_uint(qs[oa]), __float_as_uint(qs[ob8]), __float_as_uint(qs[oa4]),
+                              __float_as_uint(qs[ob84])};
+      const uint32_t al[4] = {__float_as_uint(ql[oa]), __float_as_uint(ql[ob8]), __float_as_uint(ql[oa4]),
+                              __float_as_uint(ql[ob84])};
+      const uint32_t bh0 = __float_as_uint(kth[k0]), bh1 = __float_as_uint(kth[k1]);
+      const uint32_t bl0 = __float_as_uint(ktl[k0]), bl1 = __float_as_uint(ktl[k1]);
+      mma8(aL[kk & 1], al, bh0, bh1);
+      mma8(aL[kk & 1], ah, bl0, bl1);
+      mma8(aH[kk & 1], ah, bh0, bh1);
+    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) accs[half][e] = (aL[0][e] + aL[1][e]) + (aH[0][e] + aH[1][e]);
+  }
+  float* am = sm + W::AM + nb * C * CS;
+  const int t = 16 * mtA + gid;
+  const int s = 8 * ns + 2 * tig;
+  am[t * CS + s] = (s <= t) ? accs[0][0] + accs[1][0] : 0.f;
+  am[t * CS + s + 1] = (s + 1 <= t) ? accs[0][1] + accs[1][1] : 0.f;
+  am[(t + 8) * CS + s] = (s <= t + 8) ? accs[0][2] + accs[1][2] : 0.f;
+  am[(t + 8) * CS + s + 1] = (s + 1 <= t + 8) ? accs[0][3] + accs[1][3] : 0.f;
+}
+
+// Prep warps (ptid 0..223), chunk c's inputs landed and visible: q split in place (hi) and into q lo, k into K^T
+// hi over its own rows and K^T lo, the gate scan and vote, then A unless the chunk takes the safe path.
+__device__ __forceinline__ void wsg_prepare(float* sm, int c, int n, int ptid, int lane, int pw, int gid, int tig) {
+  using W = WsgCfg;
+  constexpr int C = W::C, DPS = W::DPS, CS = W::CS, NP = 224;
+  float* buf = sm + (c % 3) * W::BUF;
+  const int nb = c & 1;
+  float* qs = buf + W::QB;
+  float* ql = sm + W::QL + nb * C * 128;
+  float* kth = buf + W::KR;
+  float* ktl = sm + W::KTL + nb * C * 128;
+  for (int i = ptid; i < 1024; i += NP) {
+    const int o = 4 * i;
+    const float4 x = *reinterpret_cast<const float4*>(qs + o);
+    uint32_t h0, h1, h2, h3, l0, l1, l2, l3;
+    split(x.x, h0, l0);
+    split(x.y, h1, l1);
+    split(x.z, h2, l2);
+    split(x.w, h3, l3);
+    *reinterpret_cast<uint4*>(qs + o) = make_uint4(h0, h1, h2, h3);
+    *reinterpret_cast<uint4*>(ql + o) = make_uint4(l0, l1, l2, l3);
+  }
+  // k: every row value is read before K^T hi lands over the rows.
+  float kx[5][4];
+#pragma unroll
+  for (int r = 0; r < 5; ++r) {
+    const int idx = ptid + r * NP;
+    const int d = idx & 127;
+    const int t4 = (idx >> 7) * 4;
+#pragma unroll
+    for (int u = 0; u < 4; ++u) kx[r][u] = idx < 1024 ? kth[(t4 + u) * DPS + d] : 0.f;
+  }
+  prep_sync();
+#pragma unroll
+  for (int r = 0; r < 5; ++r) {
+    const int idx = ptid + r * NP;
+    if (idx < 1024) {
+      const int d = idx & 127;
+      const int t4 = (idx >> 7) * 4;
+      uint32_t h0, h1, h2, h3, l0, l1, l2, l3;
+      split(kx[r][0], h0, l0);
+      split(kx[r][1], h1, l1);
+      split(kx[r][2], h2, l2);
+      split(kx[r][3], h3, l3);
+      const int o = wg_ktoff(wg_np(d), t4);
+      *reinterpret_cast<uint4*>(kth + o) = make_uint4(h0, h1, h2, h3);
+      *reinterpret_cast<uint4*>(ktl + o) = make_uint4(l0, l1, l2, l3);
+    }
+  }
+  // Gate scan (every prep warp; warp 0 publishes G and beta / G).
+  const float* gsm = buf + W::GR;
+  const float* bsm = buf + W::BR;
+  float G = (lane < n) ? gsm[lane] : 1.f;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const float o = __shfl_up_sync(kFull, G, off);
+    if (lane >= off) G *= o;
+  }
+  const float GC = __shfl_sync(kFull, G, 31);
+  const int pred = !(GC >= kSafe);
+  if (pw == 0) {
+    sm[W::GS + nb * C + lane] = G;
+    sm[W::CF + nb * C + lane] = (!pred && lane < n) ? bsm[lane] / G : 0.f;
+  }
+  wg_proxy_fence();  // q hi / lo, K^T hi / lo visible to the consumers' wgmma after the CTA barrier
+  const int safe = prep_vote(pred);
+  if (ptid == 0) reinterpret_cast<int*>(sm + W::SF)[nb] = safe;
+}
+
+__global__ void __launch_bounds__(512, 1)
+gd_wsg_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
+              const float* __restrict__ gate, const float* __restrict__ beta, float* __restrict__ y, int T, int H) {
+  using W = WsgCfg;
+  constexpr int C = W::C, NCS = W::NCS, CS = W::CS;
+  extern __shared__ float4 smem_f4[];
+  float* sm = reinterpret_cast<float*>(smem_f4);
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int gid = lane >> 2;
+  const int tig = lane & 3;
+  const int h = blockIdx.x % H;
+  const int b = blockIdx.x / H;
+
+  for (int i = tid; i < W::TOTAL; i += 512) sm[i] = 0.f;
+  __syncthreads();
+
+  const int nchunks = (T + C - 1) / C;
+  const int* sfl = reinterpret_cast<const int*>(sm + W::SF);
+  if (warp >= 8) {
+    // ---- producers: warps 8-14 prepare chunk c+1 while the consumers run chunk c; warp 15 loads chunk c+2.
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 64;");
+    const int ptid = tid - 256;
+    const int pw = warp - 8;
+    if (warp == 15) {
+      wsg_load(sm, q, k, v, gate, beta, b, h, T, H, 0, min(C, T), lane);
+      __pipeline_commit();
+      if (nchunks > 1) wsg_load(sm + W::BUF, q, k, v, gate, beta, b, h, T, H, C, min(C, T - C), lane);
+      __pipeline_commit();
+      __pipeline_wait_prior(1);
+    }
+    producer_sync();  // chunk 0's inputs visible to the prep warps
+    if (warp < 15) wsg_prepare(sm, 0, min(C, T), ptid, lane, pw, gid, tig);
+    cta_sync();
+    for (int ch = 0; ch < nchunks; ++ch) {
+      if (ch + 1 < nchunks) {
+        if (warp == 15) __pipeline_wait_prior(0);
+        producer_sync();  // chunk c+1's inputs visible
+        if (warp == 15) {
+          // chunk c+2 into chunk c-1's buffer, free since the last CTA barrier
+          const int t2 = (ch + 2) * C;
+          if (ch + 2 < nchunks)
+            wsg_load(sm + ((ch + 2) % 3) * W::BUF, q, k, v, gate, beta, b, h, T, H, t2, min(C, T - t2), lane);
+          __pipeline_commit();
+        } else {
+          wsg_prepare(sm, ch + 1, min(C, T - (ch + 1) * C), ptid, lane, pw, gid, tig);
+        }
+      }
+      cta_sync();  // chunk c consumed; chunk c+1 prepared
+    }
+    return;
+  }
+
+  // ---- consumers: warpgroup w owns S^T rows 64 w .. 64 w + 63; this warp rows j0 and j0 + 8.
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 192;");
+  const int j0 = 16 * warp + gid;
+  const long long rs = (long long)H * 128;
+  // S^T tile kk: (j0, c), (j0, c+1), (j0+8, c), (j0+8, c+1) in permuted column positions c = 8 kk + 2 tig, that is
+  // state columns d and d + 4 with d = 8 kk + tig.
+  float S[16][4];
+#pragma unroll
+  for (int kk = 0; kk < 16; ++kk)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) S[kk][e] = 0.f;
+  cta_sync();
+  for (int ch = 0; ch < nchunks; ++ch) {
+    const int t0 = ch * C;
+    const int n = min(C, T - t0);
+    const int nb = ch & 1;
+    const float* cur = sm + (ch % 3) * W::BUF;
+    const float* qs = cur + W::QB;
+    const float* kth = cur + W::KR;
+    const float* vsm = cur + W::VR;
+    const float* ql = sm + W::QL + nb * C * 128;
+    const float* ktl = sm + W::KTL + nb * C * 128;
+    const float* gsc = sm + W::GS + nb * C;
+    float* yb = y + ((long long)b * T + t0) * rs + (long long)h * 128;
+    if (!sfl[nb]) {
+      if (warp < 6) wsg_atile(sm, ch, warp, gid, tig);
+      // ---- O^T = S^T Q^T: 16 k steps x 3 wgmma m64n32k8, in four quarters (the split S of a quarter is 32
+      // registers).
+      float O[4][4];
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) O[nt][e] = 0.f;
+#pragma unroll
+      for (int qb = 0; qb < 4; ++qb) {
+        uint32_t ah[4][4], al[4][4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const int kk = 4 * qb + u;
+          split(S[kk][0], ah[u][0], al[u][0]);
+          split(S[kk][2], ah[u][1], al[u][1]);
+          split(S[kk][1], ah[u][2], al[u][2]);
+          split(S[kk][3], ah[u][3], al[u][3]);
+        }
+        wg_keep(O);
+        wg_keep(ah);
+        wg_keep(al);
+        wg_fence();
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const int dq = 2 * (4 * qb + u);  // 16-byte column of q where this k step starts
+          const uint64_t dh = wg_desc(qs + dq * 32, 128, 4096);
+          const uint64_t dl = wg_desc(ql + dq * 32, 128, 4096);
+          wg_mma_n32(O, al[u], dh);
+          wg_mma_n32(O, ah[u], dl);
+          wg_mma_n32(O, ah[u], dh);
+        }
+        wg_commit();
+        wg_wait0();
+        wg_keep(O);
+        wg_keep(ah);
+        wg_keep(al);
+      }
+      // Vt^T fragments (A operand, rows j, k = s) for every s step, split.
+      const float* cfs = sm + W::CF + nb * C;
+      uint32_t vh[4][4], vl[4][4];
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks) {
+        const int s0 = 8 * ks + tig;
+        const float ca = cfs[s0];
+        const float cb = cfs[s0 + 4];
+        split(vsm[s0 * NCS + j0] * ca, vh[ks][0], vl[ks][0]);
+        split(vsm[s0 * NCS + j0 + 8] * ca, vh[ks][1], vl[ks][1]);
+        split(vsm[(s0 + 4) * NCS + j0] * cb, vh[ks][2], vl[ks][2]);
+        split(vsm[(s0 + 4) * NCS + j0 + 8] * cb, vh[ks][3], vl[ks][3]);
+      }
+      asm volatile("bar.sync 3, 256;" ::: "memory");  // the A tiles of warps 0-5 visible
+      // + Vt^T A^T, mma.sync
+      const float* am = sm + W::AM + nb * C * CS;
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks) {
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt) {
+          if (nt < ks) continue;
+          const int ta = (8 * nt + gid) * CS + 8 * ks + tig;
+          uint32_t bh0, bl0, bh1, bl1;
+          split(am[ta], bh0, bl0);
+          split(am[ta + 4], bh1, bl1);
+          mma3(O[nt], vh[ks], vl[ks], bh0, bh1, bl0, bl1);
+        }
+      }
+      // y(c) = G_t O^T, rows t < n.
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt) {
+        const int t = 8 * nt + 2 * tig;
+        if (t < n) {
+          const float g = gsc[t];
+          yb[t * rs + j0] = O[nt][0] * g;
+          yb[t * rs + j0 + 8] = O[nt][2] * g;
+        }
+        if (t + 1 < n) {
+          const float g = gsc[t + 1];
+          yb[(t + 1) * rs + j0] = O[nt][1] * g;
+          yb[(t + 1) * rs + j0 + 8] = O[nt][3] * g;
+        }
+      }
+      // ---- S^T = G_C (S^T + Vt^T K): fresh 64 x 64 accumulators for the two column halves, 4 k steps x 3
+      // wgmma m64n64k8 each.
+      float acc0[8][4], acc1[8][4];
+#pragma unroll
+      for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          acc0[kk][e] = 0.f;
+          acc1[kk][e] = 0.f;
+        }
+      wg_keep(acc0);
+      wg_keep(acc1);
+      wg_keep(vh);
+      wg_keep(vl);
+      wg_fence();
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks) {
+        const int o = (2 * ks) * 32;
+        const uint64_t dh0 = wg_desc(kth + o, 128, 1024), dl0 = wg_desc(ktl + o, 128, 1024);
+        const uint64_t dh1 = wg_desc(kth + 2048 + o, 128, 1024), dl1 = wg_desc(ktl + 2048 + o, 128, 1024);
+        wg_mma_n64(acc0, vl[ks], dh0);
+        wg_mma_n64(acc0, vh[ks], dl0);
+        wg_mma_n64(acc0, vh[ks], dh0);
+        wg_mma_n64(acc1, vl[ks], dh1);
+        wg_mma_n64(acc1, vh[ks], dl1);
+        wg_mma_n64(acc1, vh[ks], dh1);
+      }
+      wg_commit();
+      wg_wait0();
+      wg_keep(acc0);
+      wg_keep(acc1);
+      wg_keep(vh);
+      wg_keep(vl);
+      const float GC = gsc[C - 1];
+#pragma unroll
+      for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          S[kk][e] = (S[kk][e] + acc0[kk][e]) * GC;
+          S[8 + kk][e] = (S[8 + kk][e] + acc1[kk][e]) * GC;
+        }
+    } else {
+      // Safe path: the plain fp32 recurrence on the exact inputs (q = hi + (lo - half ulp), k likewise from K^T).
+      const float* gsm = cur + W::GR;
+      const float* bsm = cur + W::BR;
+      for (int t = 0; t < n; ++t) {
+        const float g = gsm[t];
+        const float bt = bsm[t];
+        const float cv0 = bt * vsm[t * NCS + j0];
+        const float cv1 = bt * vsm[t * NCS + j0 + 8];
+        float p0 = 0.f, p1 = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < 16; ++kk) {
+          const int d = 8 * kk + tig;
+          const int oq = wg_qoff(t, d);
+          const int ok = wg_ktoff(wg_np(d), t);
+          const float kx = kth[ok] + __uint_as_float(__float_as_uint(ktl[ok]) - 0x1000u);
+          const float ky = kth[ok + 4] + __uint_as_float(__float_as_uint(ktl[ok + 4]) - 0x1000u);
+          const float qx = qs[oq] + __uint_as_float(__float_as_uint(ql[oq]) - 0x1000u);
+          const float qy = qs[oq + 32] + __uint_as_float(__float_as_uint(ql[oq + 32]) - 0x1000u);
+          S[kk][0] = fmaf(cv0, kx, S[kk][0] * g);
+          S[kk][1] = fmaf(cv0, ky, S[kk][1] * g);
+          S[kk][2] = fmaf(cv1, kx, S[kk][2] * g);
+          S[kk][3] = fmaf(cv1, ky, S[kk][3] * g);
+          p0 = fmaf(qx, S[kk][0], p0);
+          p0 = fmaf(qy, S[kk][1], p0);
+          p1 = fmaf(qx, S[kk][2], p1);
+          p1 = fmaf(qy, S[kk][3], p1);
+        }
+        p0 += __shfl_xor_sync(kFull, p0, 1);
+        p0 += __shfl_xor_sync(kFull, p0, 2);
+        p1 += __shfl_xor_sync(kFull, p1, 1);
+        p1 += __shfl_xor_sync(kFull, p1, 2);
+        if (tig == 0) {
+          yb[t * rs + j0] = p0;
+          yb[t * rs + j0 + 8] = p1;
+        }
+      }
+    }
+    cta_sync();  // chunk c consumed (its buffers free); chunk c+1 prepared
+  }
+}
+
+void launch_wsg(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& gate,
+                const torch::Tensor& beta, torch::Tensor& y, int B, int T, int H) {
+  const size_t smem = sizeof(float) * (size_t)WsgCfg::TOTAL;
+  C10_CUDA_CHECK(cudaFuncSetAttribute(gd_wsg_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  gd_wsg_kernel<<<B * H, 512, smem, at::cuda::getCurrentCUDAStream()>>>(
+      q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), gate.data_ptr<float>(),
+      beta.data_ptr<float>(), y.data_ptr<float>(), T, H);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// ---------------------------------------------------------------------------------------------
 // v7 parallel (attention-like) form for short sequences.  One block per (b, h, tile of RT query
 // rows [t0, t0+nr)).  With D(t,s) = prod_{r=s+1..t} g_r (per column j for channel gates):
 //   y_t = sum_{s<=t0} (q_t.k_s) F(t) E(s) c_s v_s  +  sum_{t0<s<=t} (q_t.k_s) D(t,s) c_s v_s
@@ -2131,7 +2577,7 @@ bool seed_dispatch(const torch::Tensor& q, const torch::Tensor& k, const torch::
 """
 
 DISPATCH_SRC = r"""
-void sgd_v25_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y) {
+void sgd_v27b_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y) {
   TORCH_CHECK(q.is_cuda() && k.is_cuda() && v.is_cuda() && gate.is_cuda() && beta.is_cuda() && y.is_cuda(),
               "CUDA tensors");
   TORCH_CHECK(q.scalar_type() == torch::kFloat32 && k.scalar_type() == torch::kFloat32 &&
@@ -2155,19 +2601,22 @@ void sgd_v25_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::T
     launch_pipe<32, false>(q, k, v, gate, beta, y, B, T, H, D);
   } else if (D <= 64) {
     launch_ws<false>(q, k, v, gate, beta, y, B, T, H, D);
+  } else if (D == 128 && ((reinterpret_cast<uintptr_t>(q.data_ptr<float>()) | reinterpret_cast<uintptr_t>(k.data_ptr<float>()) |
+                            reinterpret_cast<uintptr_t>(v.data_ptr<float>())) % 16 == 0)) {
+    launch_wsg(q, k, v, gate, beta, y, B, T, H);
   } else {
     launch_wg<false>(q, k, v, gate, beta, y, B, T, H, D);
   }
 }
 """
 
-CPP_SRC = "void sgd_v25_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y);"
+CPP_SRC = "void sgd_v27b_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y);"
 
 _ext = load_inline(
-    name="sgd_v25_split_issue",
+    name="sgd_v27b_cons_atile",
     cpp_sources=[CPP_SRC],
     cuda_sources=[CUDA_SRC + DISPATCH_SRC],
-    functions=["sgd_v25_forward"],
+    functions=["sgd_v27b_forward"],
     extra_cuda_cflags=["-O3", "-lineinfo", "--ptxas-options=-v", "-gencode=arch=compute_90a,code=sm_90a"],
     verbose=False,
 )
@@ -2180,5 +2629,5 @@ class ModelNew(nn.Module):
     def forward(self, q, k, v, gate, beta):
         q = q.contiguous()
         y = torch.empty(q.shape, dtype=q.dtype, device=q.device)
-        _ext.sgd_v25_forward(q, k.contiguous(), v.contiguous(), gate.contiguous(), beta.contiguous(), y)
+        _ext.sgd_v27b_forward(q, k.contiguous(), v.contiguous(), gate.contiguous(), beta.contiguous(), y)
         return y
