@@ -13,11 +13,10 @@ from tests.conftest import REPO
 CANDIDATES = REPO / "candidates"
 # The two problems' tensor-core files, in pairs (portable; Hopper-only): one CUDA source each, except the
 # warp-specialised kernel, whose split of work between its two kinds of warps differs per problem
-# (candidates/scalar_gated_delta/NOTES.md), and, in v25, the channel-only G/Vt step of the wgmma kernel, whose
-# division only the channel file changed (in the scalar file that branch is compiled out).
-# Each pair: (scalar file, channel file, whether their wgmma kernel's channel-only G/Vt step may differ).
-# (scalar file, channel file, whether gd_wg_kernel's channel-only G/Vt step may differ, whether the scalar file adds
-# the D = 128 warp-specialised kernel gd_wsg_kernel, which has no channel counterpart)
+# (candidates/scalar_gated_delta/NOTES.md); in the Hopper pair also the channel-only G/Vt step of the wgmma kernel,
+# whose division only the channel file changed (in the scalar file that branch is compiled out), and the scalar
+# file's D = 128 kernel gd_wsg_kernel, which has no channel counterpart.
+# Each pair: (scalar file, channel file, whether the G/Vt step may differ, whether the scalar file adds gd_wsg_kernel).
 SHARED_CUDA = [("scalar_gated_delta/v20_ws.py", "channel_gated_delta/v21_ws_bal.py", False, False),
                ("scalar_gated_delta/v27_ws_wgmma.py", "channel_gated_delta/v25_split_issue.py", True, True)]
 PER_PROBLEM = re.compile(
