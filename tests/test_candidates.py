@@ -15,14 +15,14 @@ CANDIDATES = REPO / "candidates"
 # warp-specialised kernel, whose split of work between its two kinds of warps differs per problem
 # (candidates/scalar_gated_delta/NOTES.md); in the Hopper pair also the channel-only G/Vt step of the wgmma kernel,
 # whose division only the channel file changed (in the scalar file that branch is compiled out), and the scalar
-# file's D = 128 kernel gd_wsg_kernel, which has no channel counterpart.
+# file's gd_wsg_kernel (D = 64 and 128), which has no channel counterpart.
 # Each pair: (scalar file, channel file, whether the G/Vt step may differ, whether the scalar file adds gd_wsg_kernel).
 SHARED_CUDA = [("scalar_gated_delta/v20_ws.py", "channel_gated_delta/v21_ws_bal.py", False, False),
-               ("scalar_gated_delta/v27_ws_wgmma.py", "channel_gated_delta/v25_split_issue.py", True, True)]
+               ("scalar_gated_delta/v29a_wsg.py", "channel_gated_delta/v25_split_issue.py", True, True)]
 PER_PROBLEM = re.compile(
     r"// v2\d: the chunkwise tensor-core kernel with warp specialisation.*?(?=template <bool CHAN>\nvoid launch_ws)", re.S)
 CHANNEL_GV = re.compile(r"\n        // In place: gate -> G \(cumulative\), v -> v / G.*?\n        }\n", re.S)
-SCALAR_WSG = re.compile(r"// -+\n// v27: gd_wg_kernel's arithmetic at D = 128.*?(?=// -+\n// v7 parallel)", re.S)
+SCALAR_WSG = re.compile(r"// -+\n// v27( -> v\d+)?: gd_wg_kernel's arithmetic at D = .*?(?=// -+\n// v7 parallel)", re.S)
 TABLE_FILE = re.compile(r"^\| \**`([^`]+\.py)`\**")
 
 
