@@ -1,12 +1,14 @@
-"""Write candidates/scalar_gated_delta/v49a_ystore.py, v49b_ystore_fourbuf.py and v49c_ystore_asplit.py from v43_wsg.py (session 22,
-prepared, compiled here, not run). probe47 read v43's y stores at ~1,050 cycles of a 3,690-cycle medium chunk
-(~1,700 of 8,470 at large); in the SASS they are eight branch blocks (`if (t < n)`), each an LDS of G_t, two FMUL
-and two STG, so the eight LDS round trips run one after another. v49a loads the chunk's eight G_t values into
-registers before A Vt and stores a full chunk (every chunk at T = 1024 / 4096) without branches; a short last
-chunk keeps the guarded stores. v49b adds v46a's fourth input buffer at D = 64 (the load warp three chunks ahead),
-which moved the prep warps 550-1,000 cycles ahead of the consumers at medium. v49c also has the prep warps store A
-split (hi, lo bits) at D = 64, so the consumers' A Vt loads instead of splitting (20 splits a chunk fewer). Same
-arithmetic: outputs bitwise v43's."""
+"""Write candidates/scalar_gated_delta/v49a_ystore.py, v49b_ystore_fourbuf.py, v49c_ystore_asplit.py and
+v49d_ystore_desc.py from v43_wsg.py (session 22, prepared, compiled here, not run). probe47 read v43's y stores at
+~1,050 cycles of a 3,690-cycle medium chunk (~1,700 of 8,470 at large); in the SASS they are eight branch blocks
+(`if (t < n)`), each an LDS of G_t, two FMUL and two STG, so the eight LDS round trips run one after another. v49a
+loads the chunk's eight G_t values into registers before A Vt and stores a full chunk (every chunk at T = 1024 /
+4096) without branches; a short last chunk keeps the guarded stores. v49b adds v46a's fourth input buffer at D = 64
+(the load warp three chunks ahead), which moved the prep warps 550-1,000 cycles ahead of the consumers at medium.
+v49c also has the prep warps store A split (hi, lo bits) at D = 64, so the consumers' A Vt loads instead of
+splitting (20 splits a chunk fewer). v49d also forms the wgmma descriptors of Q S0 and K^T Vt as a base plus a
+constant (the SASS spends ~3 uniform-datapath instructions a wgmma on them). Same arithmetic and descriptors:
+outputs bitwise v43's."""
 from pathlib import Path
 
 from make_v46 import four_buffers
@@ -123,7 +125,49 @@ def presplit_a(src):
     return src
 
 
-def make(stem, fourbuf, what, presplit=False):
+def linear_descriptors(src):
+    """The wgmma shared-memory descriptors of Q S0 and K^T Vt from one base each and a constant step: the address
+    field (bits 0-13, address >> 4) never carries (shared memory < 256 KB), so base + offset / 16 is the same
+    descriptor without the mask-and-shift per wgmma."""
+    src = sub(src, """      const uint64_t dh = wg_desc(kth + 2048 * a + o, 128, 1024), dl = wg_desc(ktl + 2048 * a + o, 128, 1024);
+""", """      const uint64_t dh = dk0 + (2048 * a + o) / 4, dl = dl0 + (2048 * a + o) / 4;  // floats / 4 = 16-byte units
+""")
+    src = sub(src, """  wg_keep(vh);
+  wg_keep(vl);
+  wg_fence();
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks) {
+    const int o = (2 * ks) * 32;
+""", """  wg_keep(vh);
+  wg_keep(vl);
+  wg_fence();
+  const uint64_t dk0 = wg_desc(kth, 128, 1024), dl0 = wg_desc(ktl, 128, 1024);
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks) {
+    const int o = (2 * ks) * 32;
+""")
+    src = sub(src, """          const uint64_t dh = wg_desc(qs + dq * 32, 128, 32 * DP);
+          const uint64_t dl = wg_desc(ql + dq * 32, 128, 32 * DP);
+""", """          const uint64_t dh = dq0h + dq * 8, dl = dq0l + dq * 8;  // dq * 32 floats = dq * 8 16-byte units
+""")
+    src = sub(src, """      float O[4][4];
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) O[nt][e] = 0.f;
+#pragma unroll
+      for (int qb = 0; qb < NKK / W::QG; ++qb) {""", """      float O[4][4];
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) O[nt][e] = 0.f;
+      const uint64_t dq0h = wg_desc(qs, 128, 32 * DP), dq0l = wg_desc(ql, 128, 32 * DP);
+#pragma unroll
+      for (int qb = 0; qb < NKK / W::QG; ++qb) {""")
+    return src
+
+
+def make(stem, fourbuf, what, presplit=False, lindesc=False):
     src = (P / "v43_wsg.py").read_text()
     src = sub(src, OLD_STORES, NEW_STORES)
     src = sub(src, "      // + Vt^T A^T, mma.sync\n", GY)
@@ -131,6 +175,8 @@ def make(stem, fourbuf, what, presplit=False):
         src = four_buffers(src)  # v46a's change
     if presplit:
         src = presplit_a(src)
+    if lindesc:
+        src = linear_descriptors(src)
     tag = stem.split("_")[0]
     src = src.replace("sgd_v43_forward", f"sgd_{tag}_forward").replace('name="sgd_v43_wsg",', f'name="sgd_{stem}",')
     src = f"# {stem}: v43_wsg (below) with {what}.\n" + src
@@ -141,3 +187,6 @@ def make(stem, fourbuf, what, presplit=False):
 make("v49a_ystore", False, "the y stores of a full chunk without branches, G_t loaded ahead of A Vt")
 make("v49b_ystore_fourbuf", True, "the y stores of a full chunk without branches, G_t loaded ahead of A Vt, and at D = 64\n# four input buffers (the load warp three chunks ahead)")
 make("v49c_ystore_asplit", True, "the y stores of a full chunk without branches, G_t loaded ahead of A Vt, and at D = 64\n# four input buffers and A stored split by the prep warps", presplit=True)
+make("v49d_ystore_desc", True, "the y stores of a full chunk without branches, G_t loaded ahead of A Vt, at D = 64 four\n"
+     "# input buffers and A stored split by the prep warps, and the wgmma descriptors as a base plus a constant step",
+     presplit=True, lindesc=True)
