@@ -15,8 +15,8 @@ def sub(src, old, new):
     return src.replace(old, new)
 
 
-def make(stem, onewait, what):
-    src = (P / "v43_wsg.py").read_text()
+def four_buffers(src):
+    """v43's source with NBUF input buffers (4 at D = 64): the load warp NBUF - 1 chunks ahead."""
     src = sub(src, "  static constexpr int NLW = 1;                     // load warps, the last ones\n",
               "  static constexpr int NLW = 1;                     // load warps, the last ones\n"
               "  static constexpr int NBUF = DP == 64 ? 4 : 3;     // input buffers; the load warp runs NBUF - 1 chunks ahead\n")
@@ -52,6 +52,12 @@ def make(stem, onewait, what):
           if (ca < nchunks)
             wsg_load<DP>(sm + (ca % W::NBUF) * W::BUF, q, k, v, gate, beta, b, h, T, H, t2, min(C, T - t2), lt);
 """)
+    return src
+
+
+def make(stem, onewait, what):
+    src = (P / "v43_wsg.py").read_text()
+    src = four_buffers(src)
     if onewait:
         src = sub(src, "  static constexpr int REG_C = DP == 128 ? 168 : 0;", "  static constexpr int REG_C = DP == 128 ? 168 : 152;")
         src = sub(src, "  static constexpr int REG_P = DP == 128 ? 88 : 0;", "  static constexpr int REG_P = DP == 128 ? 88 : 120;")
@@ -64,5 +70,6 @@ def make(stem, onewait, what):
     print("wrote", P / f"{stem}.py")
 
 
-make("v46a_fourbuf", False, "four input buffers, the load warp three chunks ahead")
-make("v46b_fourbuf_onewait", True, "four input buffers, the load warp three chunks ahead, and Q S0 in one wgmma group\n# (one wait fewer a chunk; registers 152 / 120 by setmaxnreg)")
+if __name__ == "__main__":
+    make("v46a_fourbuf", False, "four input buffers, the load warp three chunks ahead")
+    make("v46b_fourbuf_onewait", True, "four input buffers, the load warp three chunks ahead, and Q S0 in one wgmma group\n# (one wait fewer a chunk; registers 152 / 120 by setmaxnreg)")
