@@ -293,8 +293,14 @@ def test_a_verdict_of_the_judges_clock_keeps_its_evidence(cpu_run):
     assert caught, "no cheat in the corpus was caught by the judge's clocks"
     for record in caught:
         timing = record["timing"]
-        assert {"median_us", "judge_us", "judge_latency_us", "judge_lone_allowed_us", "judge_costs_s"} <= set(timing), \
-            f"{record['candidate']}: {sorted(timing)}"
+        assert {"median_us", "judge_us", "judge_latency_us", "judge_lone_allowed_us", "judge_costs_s",
+                "judge_lone_us", "judge_lone_overhead_us"} <= set(timing), f"{record['candidate']}: {sorted(timing)}"
+        # every lone call is kept, and the latency judged is the quickest less the (scaled) empty call
+        lone = timing["judge_lone_us"]
+        assert len(lone) == timing["judge_lone_calls"] and all(value > 0 for value in lone), (record["candidate"], lone)
+        if "judge_second_look" not in timing:
+            expected = max(0.0, min(lone) - timing.get("judge_slowdown", 1.0) * timing["judge_lone_overhead_us"])
+            assert abs(expected - timing["judge_latency_us"]) <= 0.5, (record["candidate"], expected, timing)
 
 
 # --- the CUDA run (GPU machines only) ---------------------------------------------------------------------
