@@ -1072,12 +1072,8 @@ class Judge:
         lone = self.lone_calls(shape, layout, method, rounds, 0, allowed_us, twin=not baseline)
         latency_us, allowed_us, singles = lone.pop("latency_us"), lone.pop("allowed_us"), lone.pop("singles")
         report = lone
-        # every lone call's wall time and the empty call subtracted from the quickest: a reader (or the next
-        # look at a D108 verdict) sees the spread of lone calls, not only its minimum
         report |= {"judge_us": round(per_call_us, 3), "judge_latency_us": round(latency_us, 3),
                    "judge_lone_calls": len(singles), "judge_lone_allowed_us": round(allowed_us, 3),
-                   "judge_lone_us": [round(single * 1e6, 1) for single in singles],
-                   "judge_lone_overhead_us": round((calibration["round_trip_s"] + calibration["per_call_s"]) * 1e6, 3),
                    "judge_burst_calls": calls, "judge_overhead_us": round(overhead_s / calls * 1e6, 3)}
         total = len(walls) * calls
         evidence = Evidence(
@@ -1120,7 +1116,7 @@ class Judge:
                                        slowdown=lone.get("judge_slowdown", 1.0))
         timing["judge_second_look"] = {"first": look.reason, "latency_us": round(lone["latency_us"], 3),
                                        "allowed_us": round(lone["allowed_us"], 3), "lone_calls": len(lone["singles"]),
-                                       "lone_us": [round(single * 1e6, 1) for single in lone["singles"]]} \
+                                       "lone_us": lone["judge_lone_us"]} \
             | {key: value for key, value in lone.items() if key.startswith("judge_twin") or key == "judge_slowdown"}
         try:
             run_checks(evidence, self.rules)
@@ -1163,7 +1159,11 @@ class Judge:
                 slowdown = report["judge_slowdown"]
                 latency_us = max(0.0, (min(singles) - slowdown * single_overhead_s) * 1e6)
                 allowed_us *= slowdown
-        return report | {"latency_us": latency_us, "allowed_us": allowed_us, "singles": singles}
+        # every lone call's wall time and the empty call subtracted: a reader (or the next look at a D108 verdict)
+        # sees the spread of lone calls, not only the quickest
+        return report | {"latency_us": latency_us, "allowed_us": allowed_us, "singles": singles,
+                         "judge_lone_us": [round(single * 1e6, 1) for single in singles],
+                         "judge_lone_overhead_us": round(single_overhead_s * 1e6, 3)}
 
     def twin_lone_calls(self, shape, layout: Layout, method: str, rounds: int, candidate_call) -> dict:
         """The harness's empty call alone, timed now in a twin sandbox that never loads the candidate, on the
