@@ -128,3 +128,62 @@ src = src.replace('name="sgd_v56_kuni"', 'name="sgd_v58b_prep_tree"').replace("s
 src = ("# v58b_prep_tree: v58a_prep_late_k with the consumers' row maxima of S^T as trees (D = 128).\n" + src)
 (ROOT / ".gpu/v58b_prep_tree.py").write_text(src)
 print("wrote v58b_prep_tree")
+
+# ---- v58c: v58a with k's fourth block for A on the load warp, so that no warp splits two blocks before the vote, and
+# K^T Vt's k a block each on prep warps 4..6 and the load warp after it
+src = V58A
+sub("""  static_assert(W::NPW == 7, "four q blocks on warps 0..3, k's blocks for A on 4..6, K^T Vt's k on 5 and 6");
+  if (pw < 4) {
+    wsh_split_q<false>(qr, reinterpret_cast<uint32_t*>(sm + W::QH + nb * W::H16),
+                       reinterpret_cast<uint32_t*>(sm + W::QL + nb * W::H16), sm + W::RQ + nb * C, pw, lane);
+  } else {
+#pragma unroll 1
+    for (int bt = pw - 4; bt < 4; bt += 3)
+      wsh_split_q<true>(kr, reinterpret_cast<uint32_t*>(sm + W::KAH + nb * W::H16),
+                        reinterpret_cast<uint32_t*>(sm + W::KAL + nb * W::H16), sm + W::RKA + nb * C, bt, lane);
+  }
+  wg_proxy_fence();  // the pieces visible to wgmma (A's after the vote's barrier, the consumers' after the CTA's)
+  const int safe = prep_vote<NP>(pred);""", """  static_assert(W::NPW == 7 && W::NLW == 1, "q's blocks on prep warps 0..3, k's for A on 4..6 and the load warp");
+  if (pw < 4) {
+    wsh_split_q<false>(qr, reinterpret_cast<uint32_t*>(sm + W::QH + nb * W::H16),
+                       reinterpret_cast<uint32_t*>(sm + W::QL + nb * W::H16), sm + W::RQ + nb * C, pw, lane);
+  } else {
+    wsh_split_q<true>(kr, reinterpret_cast<uint32_t*>(sm + W::KAH + nb * W::H16),
+                      reinterpret_cast<uint32_t*>(sm + W::KAL + nb * W::H16), sm + W::RKA + nb * C, pw - 4, lane);
+  }
+  wg_proxy_fence();  // the pieces visible to wgmma (A's after the vote's barrier, the consumers' after the CTA's)
+  const int safe = prep_vote<NP + 32>(pred);  // the load warp (pw 7) votes too""")
+sub("""  } else if (pw > 4) {
+    // K^T Vt's k pieces under one scale for the chunk: the smallest step scale of k's split for A (the vote's barrier
+    // made them visible), the power of two a maximum over the whole chunk gives. Two blocks a warp.""",
+    """  } else {
+    // K^T Vt's k pieces under one scale for the chunk: the smallest step scale of k's split for A (the vote's barrier
+    // made them visible), the power of two a maximum over the whole chunk gives. A block a warp.""")
+sub("""    if (pw == 5 && lane == 0) sm[W::RK + nb * W::DP] = kinv;
+#pragma unroll 1
+    for (int bt = 2 * (pw - 5); bt < 2 * (pw - 5) + 2; ++bt)
+      wsh_split_k(kr, reinterpret_cast<uint32_t*>(sm + W::KH + nb * W::H16),
+                  reinterpret_cast<uint32_t*>(sm + W::KL + nb * W::H16), ksc, bt, lane);""",
+    """    if (pw == 4 && lane == 0) sm[W::RK + nb * W::DP] = kinv;
+    wsh_split_k(kr, reinterpret_cast<uint32_t*>(sm + W::KH + nb * W::H16),
+                reinterpret_cast<uint32_t*>(sm + W::KL + nb * W::H16), ksc, pw - 4, lane);""")
+sub("""// then, unless the chunk is safe, behind the vote's barrier, A on the first prep warpgroup and, v58, K^T Vt's k pieces
+// (by state column, one scale a chunk) on prep warps 5 and 6.""",
+    """// then, unless the chunk is safe, behind the vote's barrier, A on the first prep warpgroup and, v58, K^T Vt's k pieces
+// (by state column, one scale a chunk) on prep warps 4..6 and (v58c) the load warp, pw 7, which also splits k's fourth
+// block for A and votes.""")
+sub("""    producer_sync<W::NPROD>();  // chunk 0's inputs visible to the prep warps
+    if (!loader) wsh_prepare(sm, 0, min(C, T), ptid, lane, pw, gid, tig);""",
+    """    producer_sync<W::NPROD>();  // chunk 0's inputs visible to the prep warps
+    wsh_prepare(sm, 0, min(C, T), ptid, lane, pw, gid, tig);  // the load warp takes a share (v58c)""")
+sub("""          __pipeline_commit();
+        } else {
+          wsh_prepare(sm, ch + 1, min(C, T - (ch + 1) * C), ptid, lane, pw, gid, tig);
+        }""", """          __pipeline_commit();
+        }
+        wsh_prepare(sm, ch + 1, min(C, T - (ch + 1) * C), ptid, lane, pw, gid, tig);  // the load warp too (v58c)""")
+src = src.replace('name="sgd_v56_kuni"', 'name="sgd_v58c_prep_loader"').replace("sgd_v56_forward", "sgd_v58c_forward")
+src = ("# v58c_prep_loader: v58a_prep_late_k with the load warp in the prep's split (a block of k for A before the vote, "
+       "one of K^T Vt's k after it), so no warp splits two blocks (D = 128).\n" + src)
+(ROOT / ".gpu/v58c_prep_loader.py").write_text(src)
+print("wrote v58c_prep_loader")
