@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Session 25, call 6: v60_astack (v56 with A = [Q hi; Q lo] K^T, one M = 64 operand)
+# against v56_kuni and the float64 recurrence (compare53.py), then one harness run of
+# v56 and the files that pass (builds before timing).
+# Before the call: python .gpu/make_v60.py; cp .gpu/v60_astack.py candidates/scalar_gated_delta/.
+set -u
+export PYTHONUNBUFFERED=1
+R=$OUT/r6; mkdir -p $R
+snap() { tar czf $OUT/r6.tgz.tmp -C $OUT r6 && mv $OUT/r6.tgz.tmp $OUT/r6.tgz; }
+trap 'snap; ls -la $OUT' EXIT
+{ date -u; nvidia-smi; python -c "import torch; print(torch.__version__, torch.version.cuda)"; } > $R/env.txt 2>&1
+P=candidates/scalar_gated_delta
+NEW="v60_astack"
+FILES="$P/v56_kuni.py $P/v60_astack.py"
+sha256sum $FILES .gpu/compare53.py > $R/sha256.txt
+export TORCH_EXTENSIONS_DIR=/tmp/ext60
+T0=$(date +%s)
+for f in $FILES; do
+  python -c "import importlib.util as u; s=u.spec_from_file_location('m', '$f'); m=u.module_from_spec(s); s.loader.exec_module(m)" > $R/build_$(basename $f .py).log 2>&1 &
+done
+wait
+echo "builds done at $(( $(date +%s) - T0 )) s" | tee -a $R/timeline.txt
+grep -il 'error' $R/build_* | head
+snap
+cands="$P/v56_kuni.py"
+for n in $NEW; do
+  timeout 150 python .gpu/compare53.py $n v56_kuni > $R/compare_$n.log 2>&1; rc=$?
+  echo "compare $n rc=$rc at $(( $(date +%s) - T0 )) s" | tee -a $R/timeline.txt
+  grep -i 'graph replay\|FAILURES\|FAIL' $R/compare_$n.log | head -8
+  [ $rc -eq 0 ] && cands="$cands $P/$n.py"
+done
+snap
+printf 'baselines:\n  graph: false\n  compile: false\ntiming:\n  budget_s: 1.0\nbuild:\n  overlap_evaluation: never\n' > $R/config.yaml
+left=$(( ${LIMIT:-560} - ($(date +%s) - T0) ))
+echo "harness with $cands, ${left} s left" | tee -a $R/timeline.txt
+timeout $left python -m harness run problems/scalar_gated_delta.yaml --candidates $cands \
+  --results /tmp/results --config $R/config.yaml > $R/harness.log 2>&1
+echo "harness rc=$? at $(( $(date +%s) - T0 )) s" | tee -a $R/timeline.txt
+tail -12 $R/harness.log
+cp -r /tmp/results/scalar_gated_delta $R/records 2>/dev/null
+snap
