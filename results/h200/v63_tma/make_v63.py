@@ -365,6 +365,7 @@ sub("""    const float* cur = sm + W::VB + (ch % W::NBUF) * W::VBUF;
     float* yb = y + ((long long)b * T + t0) * rs + (long long)h * DP;
     WSH_MARK(0, ch);
     wsh_wait_chunk(sm, ch);  // v's tile (the prep warps waited for it a chunk ago: this is for the memory model)
+    WSH_MARK(8, ch);
     if (!sfl[nb]) {
       const float* cfs = sm + W::CF + nb * C;
       uint32_t vh[4][4], vl[4][4];

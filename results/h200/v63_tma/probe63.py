@@ -4,7 +4,7 @@ Prep warps, for the chunk c they prepare: 0 at the loop top, 6 after the wait fo
 barrier, 1 after round one (q or k split by step), 2 after the vote (a prep barrier), 3 after round two (A, or K^T
 Vt's k split), 5 arrival at the CTA barrier; the last prep warp 7 after issuing chunk c+1's TMA. Consumers, chunk c:
 0 at the loop top, 1 after the Vt^T fragments, 2 after Q S0, 3 after A Vt, 4 after the y stores, 6 after K^T Vt,
-7 after the update, 5 arrival. A clock read right after `bar.sync` may run before the barrier releases, so a phase
+7 after the update, 5 arrival; v63 only: 8 after the consumers' mbarrier wait. A clock read right after `bar.sync` may run before the barrier releases, so a phase
 that starts at a barrier holds the wait for it.
     python probe63.py FILE [--dry]"""
 import sys
@@ -13,6 +13,8 @@ from pathlib import Path
 
 SHAPES = {"large": (8, 4096, 16, 128)}
 NCH = 128
+NB = 128  # CTAs recorded
+NM = 16  # marks a warp and chunk
 
 
 def make_source(path: Path):
@@ -25,14 +27,14 @@ def make_source(path: Path):
         src = src.replace(old, new)
 
     sub("#define WSH_MARK(m, c)  // a probe's hook\n",
-        f"__device__ unsigned g_pp[1024 * 16 * {NCH} * 8];\n"
-        f"#define WSH_MARK(m, c) if ((threadIdx.x & 31) == 0 && (c) < {NCH}) "
-        f"g_pp[((blockIdx.x * 16 + (threadIdx.x >> 5)) * {NCH} + (c)) * 8 + (m)] = (unsigned)clock64();\n")
+        f"__device__ unsigned g_pp[{NB} * 16 * {NCH} * {NM}];\n"
+        f"#define WSH_MARK(m, c) if ((threadIdx.x & 31) == 0 && (c) < {NCH} && blockIdx.x < {NB}) "
+        f"g_pp[((blockIdx.x * 16 + (threadIdx.x >> 5)) * {NCH} + (c)) * {NM} + (m)] = (unsigned)clock64();\n")
     sub("cuda_sources=[CUDA_SRC + DISPATCH_SRC],", "cuda_sources=[CUDA_SRC + DISPATCH_SRC + PP_SRC],")
     sub(f'CPP_SRC = "void sgd_{ver}_forward(',
         'PP_SRC = r"""\n'
-        f'torch::Tensor pp_read() {{ auto t = torch::empty({{1024 * 16 * {NCH} * 8}}, torch::kInt32);\n'
-        f'  cudaMemcpyFromSymbol(t.data_ptr<int32_t>(), g_pp, sizeof(unsigned) * 1024 * 16 * {NCH} * 8); return t; }}\n"""\n'
+        f'torch::Tensor pp_read() {{ auto t = torch::zeros({{{NB} * 16 * {NCH} * {NM}}}, torch::kInt32);\n'
+        f'  cudaMemcpyFromSymbol(t.data_ptr<int32_t>(), g_pp, sizeof(unsigned) * {NB} * 16 * {NCH} * {NM}); return t; }}\n"""\n'
         f'CPP_SRC = "torch::Tensor pp_read(); void sgd_{ver}_forward(')
     sub(f'functions=["sgd_{ver}_forward"],', f'functions=["sgd_{ver}_forward", "pp_read"],')
     sub(f'name="sgd_{path.stem}",', f'name="sgd_{path.stem.replace("_", "")}_pp_probe",')
@@ -59,13 +61,13 @@ def main(path):
             model(*args)
         torch.cuda.synchronize()
         n = min(NCH, (T + 31) // 32)
-        p = ext.pp_read().view(1024, 16, NCH, 8)[: B * H].long()
+        p = ext.pp_read().view(NB, 16, NCH, NM)[: min(NB, B * H)].long()
         rel = lambda a, b: ((a - b + (1 << 31)) % (1 << 32) - (1 << 31)).double()  # signed 32-bit differences
         med = lambda x: x.median().item()
         c = slice(2, n - 1)  # steady-state chunks
         arr0 = p[:, 0, :, 5]  # consumer warp 0's arrival at the end of chunk c - 1 (index c)
         step = med(rel(arr0[:, 3:n], arr0[:, 2:n - 1]))
-        print(f"{path.stem} {name}: {B * H} CTAs x chunks 2..{n - 2}; chunk {step:.0f} cycles (median, consumer warp 0's "
+        print(f"{path.stem} {name}: {p.shape[0]} CTAs x chunks 2..{n - 2}; chunk {step:.0f} cycles (median, consumer warp 0's "
               f"arrival to arrival). Medians over CTAs and chunks, cycles; arrivals against consumer warp 0's:")
         for w in range(16):
             r = p[:, w]
@@ -75,6 +77,8 @@ def main(path):
                 parts = ", ".join(f"{k} {med(rel(r[:, c, a], r[:, c, b])):5.0f}" for k, (a, b) in ph.items())
                 tail = med(rel(r[:, 3:n, 5], r[:, 2:n - 1, 7]))
                 wait = med(rel(r[:, 3:n - 1, 0], r[:, 3:n - 1, 5]))
+                if (r[:, c, 8] != 0).all():  # v63: the consumers' mbarrier wait, marked
+                    parts += f" (top->wait {med(rel(r[:, c, 8], r[:, c, 0])):5.0f}, wait->Vt {med(rel(r[:, c, 1], r[:, c, 8])):5.0f})"
                 print(f"  warp {w:2d} consumer arrival {arrive:+6.0f}; {parts}, to arrival {tail:5.0f}, barrier {wait:5.0f}")
             else:
                 ph = {"wait": (6, 0), "round 1": (1, 6), "vote": (2, 1), "round 2": (3, 2), "to arrival": (5, 3)}

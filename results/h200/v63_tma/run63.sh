@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Session 27, call 1: v63_tma (v56 with TMA loads and the prep in two rounds on two warpgroups) against v56_kuni and
-# the float64 recurrence (compare53.py), probe56 on v56 and probe63 on v63, then one harness run of v56 and the
-# files that pass. Before the call: python .gpu/make_v63.py; cp .gpu/v63_tma.py candidates/scalar_gated_delta/.
+# Session 27: v63-family files (NEW) against v56_kuni and the float64 recurrence (compare53.py), probe63 on PROBE
+# (probe56 on v56 when V56PROBE=1), then one harness run of v56 and the files that pass. Call 1: NEW=v63_tma,
+# V56PROBE=1; call 2: NEW="v63b_tma v63c_tma", PROBE="v63_tma v63b_tma v63c_tma". Before the call: the make_v63*.py
+# generators, then cp .gpu/<file>.py candidates/scalar_gated_delta/ for each file in NEW and PROBE.
 set -u
 export PYTHONUNBUFFERED=1
 N=${RUN:-r1}
@@ -11,15 +12,16 @@ trap 'snap; ls -la $OUT' EXIT
 { date -u; nvidia-smi; python -c "import torch; print(torch.__version__, torch.version.cuda)"; ls -la /usr/lib/x86_64-linux-gnu/libcuda* /usr/local/cuda/lib64/libcuda* /usr/local/cuda/lib64/stubs 2>&1; } > $R/env.txt 2>&1
 P=candidates/scalar_gated_delta
 NEW=${NEW:-v63_tma}
+PROBE=${PROBE:-$NEW}
 FILES="$P/v56_kuni.py"; for n in $NEW; do FILES="$FILES $P/$n.py"; done
-sha256sum $FILES .gpu/probe56.py .gpu/probe63.py .gpu/compare53.py .gpu/make_v63.py > $R/sha256.txt
+sha256sum $FILES $(for n in $PROBE; do echo $P/$n.py; done | sort -u) .gpu/probe56.py .gpu/probe63.py .gpu/compare53.py .gpu/make_v63*.py > $R/sha256.txt
 export TORCH_EXTENSIONS_DIR=/tmp/ext63
 T0=$(date +%s)
 for f in $FILES; do
   python -c "import importlib.util as u; s=u.spec_from_file_location('m', '$f'); m=u.module_from_spec(s); s.loader.exec_module(m)" > $R/build_$(basename $f .py).log 2>&1 &
 done
-( timeout 300 python .gpu/probe56.py $P/v56_kuni.py > $R/probe56_v56_kuni.log 2>&1; echo "probe56 v56 rc=$? at $(( $(date +%s) - T0 )) s" >> $R/timeline.txt ) &
-for n in $NEW; do
+[ "${V56PROBE:-0}" = 1 ] && ( timeout 300 python .gpu/probe56.py $P/v56_kuni.py > $R/probe56_v56_kuni.log 2>&1; echo "probe56 v56 rc=$? at $(( $(date +%s) - T0 )) s" >> $R/timeline.txt ) &
+for n in $PROBE; do
   ( timeout 300 python .gpu/probe63.py $P/$n.py > $R/probe63_$n.log 2>&1; echo "probe63 $n rc=$? at $(( $(date +%s) - T0 )) s" >> $R/timeline.txt ) &
 done
 wait
