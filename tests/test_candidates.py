@@ -15,16 +15,16 @@ CANDIDATES = REPO / "candidates"
 # warp-specialised kernel, whose split of work between its two kinds of warps differs per problem
 # (candidates/scalar_gated_delta/NOTES.md); in the Hopper pair also the channel-only G/Vt step of the wgmma kernel,
 # whose division only the channel file changed (in the scalar file that branch is compiled out), and the scalar
-# file's gd_wsg_kernel (D = 64) and gd_wsh_kernel (D = 128, on fp16 pieces, with the header they need), which have
-# no channel counterpart.
+# file's gd_wsg_kernel (D = 64) and gd_wsh_kernel (D = 128, on fp16 pieces loaded by tensor-map TMA, with the headers
+# they need), which have no channel counterpart.
 # Each pair: (scalar file, channel file, whether the G/Vt step may differ, whether the scalar file adds those kernels).
 SHARED_CUDA = [("scalar_gated_delta/v20_ws.py", "channel_gated_delta/v21_ws_bal.py", False, False),
-               ("scalar_gated_delta/v56_kuni.py", "channel_gated_delta/v25_split_issue.py", True, True)]
+               ("scalar_gated_delta/v64_avt.py", "channel_gated_delta/v25_split_issue.py", True, True)]
 PER_PROBLEM = re.compile(
     r"// v2\d: the chunkwise tensor-core kernel with warp specialisation.*?(?=template <bool CHAN>\nvoid launch_ws)", re.S)
 CHANNEL_GV = re.compile(r"\n        // In place: gate -> G \(cumulative\), v -> v / G.*?\n        }\n", re.S)
 SCALAR_WSG = re.compile(r"// -+\n// v27( -> v\d+)?: gd_wg_kernel's arithmetic at D = .*?(?=// -+\n// v7 parallel)", re.S)
-SCALAR_FP16 = "#include <cuda_fp16.h>\n"
+SCALAR_HEADERS = re.compile(r"#include <cuda_fp16\.h>\n(?:#include <cuda\.h>\n)?")
 TABLE_FILE = re.compile(r"^\| \**`([^`]+\.py)`\**")
 
 
@@ -42,7 +42,7 @@ def shared_part(path: Path, gv_differs: bool, scalar_only_kernel: bool) -> str:
     source = PER_PROBLEM.sub("", source)
     if scalar_only_kernel:
         assert len(SCALAR_WSG.findall(source)) == 1, f"{path}: expected one gd_wsg_kernel section"
-        source = SCALAR_WSG.sub("", source).replace(SCALAR_FP16, "", 1)
+        source = SCALAR_HEADERS.sub("", SCALAR_WSG.sub("", source), count=1)
     if gv_differs:
         head, kernel, tail = source.partition("gd_wg_kernel(")
         assert kernel and len(CHANNEL_GV.findall(tail)) == 1, f"{path}: expected one channel G/Vt step in gd_wg_kernel"

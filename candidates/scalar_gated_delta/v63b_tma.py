@@ -1,3 +1,7 @@
+# v63b_tma: v63_tma (below) with the gate / beta loads after the prep (away from its fences), the tensor maps
+# prefetched, and no mbarrier wait on the consumers.
+# v63_tma: v56_kuni (below) with, at D = 128, q, k and v loaded by tensor-map TMA (the load warp becomes an eighth
+# prep warp) and the prep in two rounds on two warpgroups: q and k split by step, then A beside K^T Vt's k split.
 # v56_kuni: v54_famat (below) with K^T Vt's k pieces under one scale a chunk (D = 128).
 # v54_famat: v52_sep (below) with, at D = 128 and aligned inputs, every product but A Vt on fp16 wgmma (gd_wsh_kernel):
 # each operand in two fp16 pieces under a power-of-two scale per row or column; A on a prep warpgroup.
@@ -25,6 +29,7 @@ CUDA_SRC = r"""
 #include <c10/cuda/CUDAException.h>
 #include <cuda_pipeline.h>
 #include <cuda_fp16.h>
+#include <cuda.h>
 #include <stdint.h>
 
 namespace {
@@ -1680,6 +1685,7 @@ __device__ __forceinline__ int wsg_qoff(int t, int d) {
   return (t >> 3) * (8 * DP) + (d >> 2) * 32 + (t & 7) * 4 + (d & 3);
 }
 
+#define WSH_MARK(m, c)  // a probe's hook
 __device__ __forceinline__ void cta_sync() { asm volatile("bar.sync 0;" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void prep_sync() { asm volatile("bar.sync 1, %0;" ::"n"(N) : "memory"); }
@@ -2276,16 +2282,17 @@ void launch_wsg(const torch::Tensor& q, const torch::Tensor& k, const torch::Ten
 // three, and the safe path reads the pieces. A Vt stays 3xTF32 on mma.sync.
 
 struct WshCfg {
-  static constexpr int DP = 128, C = 32, DPS = DP + 8, NCS = DP + 8, CS = 36;
-  static constexpr int NCW = 8, NLW = 1, NBUF = 3, NBQK = 2, REG_C = 168, REG_P = 88, QG = 4;
-  static constexpr int NPW = 16 - NCW - NLW;        // prep warps: the first four (a warpgroup) also build A
-  static constexpr int NP = 32 * NPW;
-  static constexpr int NPROD = 32 * (NPW + NLW);
-  static constexpr int QB = 0, KR = QB + C * DP, QKBUF = KR + C * DPS;          // raw q (blocked), k rows: NBQK buffers
-  static constexpr int VR = 0, GR = VR + C * NCS, BR = GR + C, VBUF = BR + C;   // raw v rows, gate, beta: NBUF buffers
-  static constexpr int VB = NBQK * QKBUF;
+  static constexpr int DP = 128, C = 32, CS = 36;
+  static constexpr int NCW = 8, NBUF = 3, NBQK = 2, REG_C = 168, REG_P = 88, QG = 4;
+  static constexpr int NPW = 16 - NCW;              // prep warps: warpgroup 0 splits q and builds A, warpgroup 1 splits
+  static constexpr int NP = 32 * NPW;               // k; lane 0 of the last one issues the TMA
+  static constexpr int TILE = C * DP;               // a chunk of q, k or v as TMA writes it (wsh_toff)
+  static constexpr int QT = 0, KT = TILE, QKBUF = 2 * TILE;  // raw q, k: NBQK buffers
+  static constexpr int VB = NBQK * QKBUF;           // raw v: NBUF tiles
+  static constexpr int GB = VB + NBUF * TILE;       // gate[C], beta[C]: NBUF buffers
+  static constexpr int GR = 0, BR = C, GBUF = 2 * C;
   static constexpr int H16 = C * DP / 2;            // floats of one C x DP fp16 array
-  static constexpr int QH = VB + NBUF * VBUF;       // q hi (wsh_qoff by step), 2 chunks
+  static constexpr int QH = GB + NBUF * GBUF;       // q hi (wsh_qoff by step), 2 chunks
   static constexpr int QL = QH + 2 * H16;           // q lo
   static constexpr int KAH = QL + 2 * H16;          // k hi (wsh_qoff by step), 2 chunks, for A
   static constexpr int KAL = KAH + 2 * H16;         // k lo, for A
@@ -2298,50 +2305,87 @@ struct WshCfg {
   static constexpr int GS = AM + 2 * C * CS;        // G_t, 2 chunks
   static constexpr int CF = GS + 2 * C;             // beta_s / G_s, 2 chunks
   static constexpr int SF = CF + 2 * C;             // safe flags, 2 chunks
-  static constexpr int KMX = SF + 4;               // each prep warp's share of k's largest |value|
-  static constexpr int TOTAL = KMX + 8;
+  static constexpr int KMX = SF + 4;                // k's largest |value| by k-splitting warp
+  static constexpr int MB = KMX + 4;                // NBUF mbarriers (8 bytes each), a chunk's TMA each
+  static constexpr int TOTAL = MB + 2 * NBUF;
   static_assert(REG_C * 32 * NCW + REG_P * 32 * (16 - NCW) <= 65536, "register file");
-  static_assert(QKBUF % 4 == 0 && VBUF % 4 == 0 && VB % 4 == 0 && QH % 4 == 0 && RQ % 4 == 0 && RK % 4 == 0 &&
-                AM % 4 == 0, "16-byte aligned");
+  static_assert((TILE * 4) % 1024 == 0, "tiles 1024-byte aligned (the swizzle's period)");
+  static_assert(QH % 4 == 0 && RQ % 4 == 0 && RK % 4 == 0 && AM % 4 == 0 && MB % 2 == 0, "aligned");
   static_assert(TOTAL * 4 <= 232448, "shared memory");
 };
 
-// One chunk's inputs by cp.async on the load warp (lane lt): q into its blocked layout and k rows in a q / k buffer,
-// v rows, gate and beta in a v buffer (wsg_load's copies, two destinations). The caller commits the group.
-__device__ __forceinline__ void wsh_load(float* qkb, float* vb, const float* __restrict__ q, const float* __restrict__ k,
-                                         const float* __restrict__ v, const float* __restrict__ gate,
-                                         const float* __restrict__ beta, int b, int h, int T, int H, int t0, int n,
-                                         int lt) {
+// (t, d) of a 32 x 128 tile as TMA writes it: four boxes of 32 columns (4 KB each), rows of 128 bytes whose 16-byte
+// words are permuted by the 128-byte swizzle (word w of row t at w ^ (t & 7)): 8 rows x 16 bytes, or 32 columns of a
+// row, fall in distinct banks.
+__device__ __forceinline__ int wsh_toff(int t, int d) {
+  return (d >> 5) * 1024 + t * 32 + ((((d >> 2) & 7) ^ (t & 7)) << 2) + (d & 3);
+}
+
+__device__ __forceinline__ uint32_t sm_addr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ void mbar_init(uint64_t* m, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(sm_addr(m)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint64_t* m, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(sm_addr(m)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* m, uint32_t parity) {
+  asm volatile(
+      "{\n .reg .pred done;\n"
+      "WSH_MBAR_WAIT:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n @!done bra WSH_MBAR_WAIT;\n}" ::"r"(
+          sm_addr(m)),
+      "r"(parity)
+      : "memory");
+}
+// One box (32 columns x 32 steps of one head) of a (D, H, T, B) tensor into shared memory, completing on m.
+__device__ __forceinline__ void tma_box(float* dst, const CUtensorMap* map, int d0, int h, int t0, int b, uint64_t* m) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
+      "[%6];" ::"r"(sm_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(d0), "r"(h), "r"(t0), "r"(b), "r"(sm_addr(m))
+      : "memory");
+}
+
+// Chunk ca's q, k (buffer ca % NBQK) and v (buffer ca % NBUF) by 12 TMA boxes on mbarrier ca % NBUF; rows past T
+// arrive as zeros. One thread.
+__device__ __forceinline__ void wsh_tma_chunk(float* sm, const CUtensorMap* tq, const CUtensorMap* tk,
+                                              const CUtensorMap* tv, int ca, int b, int h) {
   using W = WshCfg;
-  constexpr int DP = W::DP, R4 = DP / 4;
-  const long long rs = (long long)H * DP;
-  const long long base = ((long long)b * T + t0) * rs + (long long)h * DP;
-  if (n == W::C) {
-#pragma unroll 4
-    for (int it = 0; it < W::C * R4 / 32; ++it) {
-      const int idx = lt + it * 32;
-      // q: 8 consecutive lanes take 8 rows of one 16-byte column, so their stores fill distinct banks.
-      const int t8 = idx & 7, e = (idx >> 3) & (R4 - 1), tb = (unsigned)idx / (8 * R4);
-      __pipeline_memcpy_async(qkb + W::QB + tb * (8 * DP) + e * 32 + t8 * 4, q + base + (8 * tb + t8) * rs + 4 * e, 16);
-      const int t = it * (32 / R4) + (unsigned)lt / R4, c4 = lt & (R4 - 1);
-      const long long o = base + t * rs + 4 * c4;
-      __pipeline_memcpy_async(qkb + W::KR + t * W::DPS + 4 * c4, k + o, 16);
-      __pipeline_memcpy_async(vb + W::VR + t * W::NCS + 4 * c4, v + o, 16);
-    }
-  } else {
-    for (int idx = lt; idx < n * R4; idx += 32) {
-      const int t = (unsigned)idx / R4, c4 = idx & (R4 - 1);
-      const long long o = base + t * rs + 4 * c4;
-      __pipeline_memcpy_async(qkb + W::QB + wsg_qoff<DP>(t, 4 * c4), q + o, 16);
-      __pipeline_memcpy_async(qkb + W::KR + t * W::DPS + 4 * c4, k + o, 16);
-      __pipeline_memcpy_async(vb + W::VR + t * W::NCS + 4 * c4, v + o, 16);
-    }
+  uint64_t* m = reinterpret_cast<uint64_t*>(sm + W::MB) + ca % W::NBUF;
+  float* qd = sm + (ca % W::NBQK) * W::QKBUF + W::QT;
+  float* kd = sm + (ca % W::NBQK) * W::QKBUF + W::KT;
+  float* vd = sm + W::VB + (ca % W::NBUF) * W::TILE;
+  wg_proxy_fence();  // this thread's view: the buffers' earlier generic reads (ordered by the CTA barrier) first
+  mbar_expect_tx(m, 3 * W::TILE * 4);
+  const int t0 = ca * W::C;
+#pragma unroll
+  for (int cb = 0; cb < 4; ++cb) {
+    tma_box(qd + cb * 1024, tq, 32 * cb, h, t0, b, m);
+    tma_box(kd + cb * 1024, tk, 32 * cb, h, t0, b, m);
+    tma_box(vd + cb * 1024, tv, 32 * cb, h, t0, b, m);
   }
-  if (lt < n) {
-    const long long o = ((long long)b * T + t0 + lt) * H + h;
-    __pipeline_memcpy_async(vb + W::GR + lt, gate + o, 4);
-    __pipeline_memcpy_async(vb + W::BR + lt, beta + o, 4);
+}
+__device__ __forceinline__ void wsh_wait_chunk(float* sm, int c) {
+  using W = WshCfg;
+  mbar_wait(reinterpret_cast<uint64_t*>(sm + W::MB) + c % W::NBUF, (uint32_t)(c / W::NBUF) & 1u);
+}
+
+// Chunk ca's gate and beta (lane t), loaded a chunk before they are stored (wsh_gb_store); zeros past T.
+__device__ __forceinline__ void wsh_gb_load(const float* __restrict__ gate, const float* __restrict__ beta, int b, int h,
+                                            int T, int H, int ca, int lane, float& g, float& bt) {
+  const int t = ca * WshCfg::C + lane;
+  g = 0.f;
+  bt = 0.f;
+  if (t < T) {
+    const long long o = ((long long)b * T + t) * H + h;
+    g = __ldg(gate + o);
+    bt = __ldg(beta + o);
   }
+}
+__device__ __forceinline__ void wsh_gb_store(float* sm, int ca, float g, float bt, int lane) {
+  using W = WshCfg;
+  float* d = sm + W::GB + (ca % W::NBUF) * W::GBUF;
+  d[W::GR + lane] = g;
+  d[W::BR + lane] = bt;
 }
 
 // Offsets in halves. q as wgmma's A (M = t, K = i) or Q^T as its B (K = i, N = t), and k likewise as K^T for
@@ -2449,19 +2493,18 @@ __device__ __forceinline__ void wsh_amat(float* sm, int nb, int pw, int gid, int
   }
 }
 
-// q's steps 8 tb .. 8 tb + 7 (one warp) into q hi / lo, each step under its own scale; 1 / scale into rq (KROWS: k's
-// steps from its rows, for A). Lane: step 8 tb + (lane & 7), 16-byte columns g, g + 4, ..., g + 28 (g = lane >> 3), so
-// 8 lanes read 128 contiguous bytes of q's blocked layout (k's rows: 2-way bank conflicts) and 16 lanes write 128
-// contiguous bytes.
-template <bool KROWS>
-__device__ __forceinline__ void wsh_split_q(const float* qr, uint32_t* qh, uint32_t* ql, float* rq, int tb, int lane) {
+// Steps 8 tb .. 8 tb + 7 of q or k (one warp, a raw tile) into hi / lo pieces by step, each step under its own
+// scale; 1 / scale into rq. Lane: step 8 tb + (lane & 7), 16-byte columns g, g + 4, ..., g + 28 (g = lane >> 3):
+// 8 lanes read 8 rows' same word (distinct banks under the swizzle) and 16 lanes write 128 contiguous bytes.
+// Returns the block's largest |value| (all lanes) when WMAX.
+template <bool WMAX>
+__device__ __forceinline__ float wsh_split_q(const float* xr, uint32_t* qh, uint32_t* ql, float* rq, int tb, int lane) {
   const int r = lane & 7, g = lane >> 3, t = 8 * tb + r;
   float4 x[8];
   float m = 0.f;
 #pragma unroll
   for (int u = 0; u < 8; ++u) {
-    x[u] = *reinterpret_cast<const float4*>(KROWS ? qr + t * WshCfg::DPS + 4 * (g + 4 * u)
-                                                  : qr + tb * 1024 + (g + 4 * u) * 32 + r * 4);
+    x[u] = *reinterpret_cast<const float4*>(xr + wsh_toff(t, 4 * (g + 4 * u)));
     m = fmaxf(m, fmaxf(fmaxf(fabsf(x[u].x), fabsf(x[u].y)), fmaxf(fabsf(x[u].z), fabsf(x[u].w))));
   }
   m = fmaxf(m, __shfl_xor_sync(kFull, m, 8));
@@ -2478,16 +2521,21 @@ __device__ __forceinline__ void wsh_split_q(const float* qr, uint32_t* qh, uint3
     *reinterpret_cast<uint2*>(ql + o) = make_uint2(l0, l1);
   }
   if (g == 0) rq[t] = inv;
+  if (WMAX) {
+    m = fmaxf(m, __shfl_xor_sync(kFull, m, 1));
+    m = fmaxf(m, __shfl_xor_sync(kFull, m, 2));
+    m = fmaxf(m, __shfl_xor_sync(kFull, m, 4));
+  }
+  return m;
 }
 
-// k's state columns 32 g .. 32 g + 31 (one warp, a column a lane, all 32 steps) into K hi / lo under the chunk's
-// scale sc.
+// k's state columns 32 g .. 32 g + 31 (one warp, a column a lane, all 32 steps: box g) into K hi / lo under the
+// chunk's scale sc.
 __device__ __forceinline__ void wsh_split_k(const float* kr, uint32_t* kh, uint32_t* kl, float sc, int g, int lane) {
-  constexpr int DPS = WshCfg::DPS;
   const int i = 32 * g + lane;
   float x[32];
 #pragma unroll
-  for (int s = 0; s < 32; ++s) x[s] = kr[s * DPS + i];
+  for (int s = 0; s < 32; ++s) x[s] = kr[wsh_toff(s, i)];
 #pragma unroll
   for (int b8 = 0; b8 < 4; ++b8) {
     const float* xb = x + 8 * b8;
@@ -2502,17 +2550,19 @@ __device__ __forceinline__ void wsh_split_k(const float* kr, uint32_t* kh, uint3
   }
 }
 
-// Prep warps: the gate scan and vote; the fp16 pieces (q by step, k by step for A, k by state column for K^T Vt:
-// twelve blocks, warp pw takes blocks pw and pw + 7), also on a safe chunk (its path reads them); then, unless the
-// chunk is safe, behind a prep barrier, A on the first prep warpgroup.
+// Prep warps (pw 0..7): the gate scan (each warp); round one: q's block pw by step (warpgroup 0) or k's block
+// pw - 4 by step with its largest |value| (warpgroup 1); the vote (a prep barrier); round two, unless the chunk is
+// safe, A (warpgroup 0) beside K^T Vt's k block pw - 4 by state column under the chunk's scale (warpgroup 1; also
+// on a safe chunk).
 __device__ __forceinline__ void wsh_prepare(float* sm, int c, int n, int ptid, int lane, int pw, int gid, int tig) {
   using W = WshCfg;
   constexpr int C = W::C, NP = W::NP;
-  const float* qkb = sm + (c % W::NBQK) * W::QKBUF;
-  const float* vb = sm + W::VB + (c % W::NBUF) * W::VBUF;
+  const float* qt = sm + (c % W::NBQK) * W::QKBUF + W::QT;
+  const float* kt = sm + (c % W::NBQK) * W::QKBUF + W::KT;
+  const float* gb = sm + W::GB + (c % W::NBUF) * W::GBUF;
   const int nb = c & 1;
-  const float* gsm = vb + W::GR;
-  const float* bsm = vb + W::BR;
+  const float* gsm = gb + W::GR;
+  const float* bsm = gb + W::BR;
   float G = (lane < n) ? gsm[lane] : 1.f;
 #pragma unroll
   for (int off = 1; off < 32; off <<= 1) {
@@ -2525,48 +2575,55 @@ __device__ __forceinline__ void wsh_prepare(float* sm, int c, int n, int ptid, i
     sm[W::GS + nb * C + lane] = G;
     sm[W::CF + nb * C + lane] = (!pred && lane < n) ? bsm[lane] / G : 0.f;
   }
-  const float* qr = qkb + W::QB;
-  const float* kr = qkb + W::KR;
-  // k's largest |value| over the chunk (a share a prep warp, then the prep barrier): K^T Vt's k pieces take one scale
-  float km = 0.f;
-  for (int idx = ptid; idx < C * W::DP / 4; idx += NP) {
-    const float4 x = *reinterpret_cast<const float4*>(kr + (idx >> 5) * W::DPS + 4 * (idx & 31));
-    km = fmaxf(km, fmaxf(fmaxf(fabsf(x.x), fabsf(x.y)), fmaxf(fabsf(x.z), fabsf(x.w))));
+  if (pw < 4) {
+    wsh_split_q<false>(qt, reinterpret_cast<uint32_t*>(sm + W::QH + nb * W::H16),
+                       reinterpret_cast<uint32_t*>(sm + W::QL + nb * W::H16), sm + W::RQ + nb * C, pw, lane);
+  } else {
+    const float m = wsh_split_q<true>(kt, reinterpret_cast<uint32_t*>(sm + W::KAH + nb * W::H16),
+                                      reinterpret_cast<uint32_t*>(sm + W::KAL + nb * W::H16), sm + W::RKA + nb * C,
+                                      pw - 4, lane);
+    if (lane == 0) sm[W::KMX + pw - 4] = m;
   }
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) km = fmaxf(km, __shfl_xor_sync(kFull, km, off));
-  if (lane == 0) sm[W::KMX + pw] = km;
-  prep_sync<NP>();
-#pragma unroll
-  for (int w = 0; w < W::NPW; ++w) km = fmaxf(km, sm[W::KMX + w]);
-  float ksc, kinv;
-  pow2_scale(km, ksc, kinv);
-  if (ptid == 0) sm[W::RK + nb * W::DP] = kinv;
-#pragma unroll 1
-  for (int blk = pw; blk < 12; blk += W::NPW) {
-    const int bt = blk & 3;
-    if (blk < 4) {
-      wsh_split_q<false>(qr, reinterpret_cast<uint32_t*>(sm + W::QH + nb * W::H16),
-                         reinterpret_cast<uint32_t*>(sm + W::QL + nb * W::H16), sm + W::RQ + nb * C, bt, lane);
-    } else if (blk < 8) {
-      wsh_split_q<true>(kr, reinterpret_cast<uint32_t*>(sm + W::KAH + nb * W::H16),
-                        reinterpret_cast<uint32_t*>(sm + W::KAL + nb * W::H16), sm + W::RKA + nb * C, bt, lane);
-    } else {
-      wsh_split_k(kr, reinterpret_cast<uint32_t*>(sm + W::KH + nb * W::H16),
-                  reinterpret_cast<uint32_t*>(sm + W::KL + nb * W::H16), ksc, bt, lane);
-    }
-  }
-  wg_proxy_fence();  // the pieces visible to wgmma (A's after the vote's barrier, the consumers' after the CTA's)
+  WSH_MARK(1, c);
+  wg_proxy_fence();  // the pieces visible to A's wgmma after the vote's barrier
   const int safe = prep_vote<NP>(pred);
+  WSH_MARK(2, c);
   if (ptid == 0) reinterpret_cast<int*>(sm + W::SF)[nb] = safe;
-  if (!safe && pw < 4) wsh_amat(sm, nb, pw, gid, tig);
+  if (pw < 4) {
+    if (!safe) wsh_amat(sm, nb, pw, gid, tig);
+  } else {
+    const float km = fmaxf(fmaxf(sm[W::KMX], sm[W::KMX + 1]), fmaxf(sm[W::KMX + 2], sm[W::KMX + 3]));
+    float ksc, kinv;
+    pow2_scale(km, ksc, kinv);
+    if (ptid == 128) sm[W::RK + nb * W::DP] = kinv;
+    wsh_split_k(kt, reinterpret_cast<uint32_t*>(sm + W::KH + nb * W::H16),
+                reinterpret_cast<uint32_t*>(sm + W::KL + nb * W::H16), ksc, pw - 4, lane);
+    wg_proxy_fence();  // visible to the consumers' wgmma after the CTA barrier
+  }
+  WSH_MARK(3, c);
+}
+
+// Vt^T fragments of chunk c (A operand, rows j0 and j0 + 8, k = s) for every s step, split, from v's TMA tile.
+__device__ __forceinline__ void wsh_vt_frags(uint32_t (&vh)[4][4], uint32_t (&vl)[4][4], const float* vt,
+                                             const float* cfs, int j0, int tig) {
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks) {
+    const int s0 = 8 * ks + tig;
+    const float ca = cfs[s0];
+    const float cb = cfs[s0 + 4];
+    split(vt[wsh_toff(s0, j0)] * ca, vh[ks][0], vl[ks][0]);
+    split(vt[wsh_toff(s0, j0 + 8)] * ca, vh[ks][1], vl[ks][1]);
+    split(vt[wsh_toff(s0 + 4, j0)] * cb, vh[ks][2], vl[ks][2]);
+    split(vt[wsh_toff(s0 + 4, j0 + 8)] * cb, vh[ks][3], vl[ks][3]);
+  }
 }
 
 __global__ void __launch_bounds__(512, 1)
-gd_wsh_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
-              const float* __restrict__ gate, const float* __restrict__ beta, float* __restrict__ y, int T, int H) {
+gd_wsh_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
+              const __grid_constant__ CUtensorMap tv, const float* __restrict__ gate, const float* __restrict__ beta,
+              float* __restrict__ y, int T, int H) {
   using W = WshCfg;
-  constexpr int DP = W::DP, C = W::C, NCS = W::NCS, CS = W::CS;
+  constexpr int DP = W::DP, C = W::C, CS = W::CS;
   extern __shared__ float4 smem_f4[];
   float* sm = reinterpret_cast<float*>(smem_f4);
   const int tid = threadIdx.x;
@@ -2577,43 +2634,58 @@ gd_wsh_kernel(const float* __restrict__ q, const float* __restrict__ k, const fl
   const int h = blockIdx.x % H;
   const int b = blockIdx.x / H;
 
-  for (int i = tid; i < W::TOTAL; i += 512) sm[i] = 0.f;
+  if (sm_addr(sm) & 1023) __trap();  // wsh_toff's swizzle assumes 1024-byte aligned tiles
+  for (int i = tid; i < W::MB; i += 512) sm[i] = 0.f;
+  if (tid == 0) {
+    for (int i = 0; i < W::NBUF; ++i) mbar_init(reinterpret_cast<uint64_t*>(sm + W::MB) + i, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  wg_proxy_fence();  // the zeros before the copy engine's writes
   __syncthreads();
 
   const int nchunks = (T + C - 1) / C;
   const int* sfl = reinterpret_cast<const int*>(sm + W::SF);
   if (warp >= W::NCW) {
-    // ---- producers: the prep warps prepare chunk c+1 while the consumers run chunk c; the load warp loads c+2.
+    // ---- producers: the prep warps prepare chunk c+1 while the consumers run chunk c; lane 0 of the last one
+    // issues chunk c+2's TMA.
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(W::REG_P));
     const int ptid = tid - 32 * W::NCW;
     const int pw = warp - W::NCW;
-    const bool loader = warp >= 16 - W::NLW;
-    if (loader) {
-      static_assert(W::NBUF == 3 && W::NBQK == 2, "chunks 0 and 1 first, then c + 2 during chunk c");
-      wsh_load(sm, sm + W::VB, q, k, v, gate, beta, b, h, T, H, 0, min(C, T), lane);
-      __pipeline_commit();
-      if (1 < nchunks) wsh_load(sm + W::QKBUF, sm + W::VB + W::VBUF, q, k, v, gate, beta, b, h, T, H, C, min(C, T - C), lane);
-      __pipeline_commit();
-      __pipeline_wait_prior(W::NBUF - 2);  // chunk 0 landed
+    const bool issuer = pw == W::NPW - 1;
+    float gn = 0.f, bn = 0.f;  // the next chunk to store's gate and beta (lane t)
+    if (issuer) {
+      if (lane == 0) {
+        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tq)) : "memory");
+        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tk)) : "memory");
+        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tv)) : "memory");
+        wsh_tma_chunk(sm, &tq, &tk, &tv, 0, b, h);
+        if (1 < nchunks) wsh_tma_chunk(sm, &tq, &tk, &tv, 1, b, h);
+      }
+      wsh_gb_load(gate, beta, b, h, T, H, 0, lane, gn, bn);
+      wsh_gb_store(sm, 0, gn, bn, lane);
+      if (1 < nchunks) wsh_gb_load(gate, beta, b, h, T, H, 1, lane, gn, bn);
     }
-    producer_sync<W::NPROD>();  // chunk 0's inputs visible to the prep warps
-    if (!loader) wsh_prepare(sm, 0, min(C, T), ptid, lane, pw, gid, tig);
+    wsh_wait_chunk(sm, 0);
+    producer_sync<W::NP>();  // chunk 0's gate and beta visible
+    wsh_prepare(sm, 0, min(C, T), ptid, lane, pw, gid, tig);
     cta_sync();
     for (int ch = 0; ch < nchunks; ++ch) {
       if (ch + 1 < nchunks) {
-        if (loader) __pipeline_wait_prior(W::NBUF - 3);  // chunk c+1 landed
-        producer_sync<W::NPROD>();  // chunk c+1's inputs visible
-        if (loader) {
-          // chunk c + 2: q / k into chunk c's buffer (split during chunk c - 1), v into chunk c - 1's
-          const int ca = ch + 2, t2 = ca * C;
-          if (ca < nchunks)
-            wsh_load(sm + (ca % W::NBQK) * W::QKBUF, sm + W::VB + (ca % W::NBUF) * W::VBUF, q, k, v, gate, beta, b, h,
-                     T, H, t2, min(C, T - t2), lane);
-          __pipeline_commit();
-        } else {
-          wsh_prepare(sm, ch + 1, min(C, T - (ch + 1) * C), ptid, lane, pw, gid, tig);
+        WSH_MARK(0, ch + 1);
+        if (issuer) wsh_gb_store(sm, ch + 1, gn, bn, lane);
+        wsh_wait_chunk(sm, ch + 1);
+        producer_sync<W::NP>();  // chunk c+1's gate and beta visible
+        WSH_MARK(6, ch + 1);
+        if (issuer && ch + 2 < nchunks) {
+          // chunk c + 2: q / k into chunk c's buffers (split during chunk c - 1), v into chunk c - 1's
+          if (lane == 0) wsh_tma_chunk(sm, &tq, &tk, &tv, ch + 2, b, h);
+          WSH_MARK(7, ch + 1);
         }
+        wsh_prepare(sm, ch + 1, min(C, T - (ch + 1) * C), ptid, lane, pw, gid, tig);
+        // chunk c + 2's gate and beta after the prep's fences (each waits for this thread's outstanding loads)
+        if (issuer && ch + 2 < nchunks) wsh_gb_load(gate, beta, b, h, T, H, ch + 2, lane, gn, bn);
       }
+      WSH_MARK(5, ch + 1);
       cta_sync();  // chunk c consumed; chunk c+1 prepared
     }
     return;
@@ -2634,14 +2706,16 @@ gd_wsh_kernel(const float* __restrict__ q, const float* __restrict__ k, const fl
     const int t0 = ch * C;
     const int n = min(C, T - t0);
     const int nb = ch & 1;
-    const float* cur = sm + W::VB + (ch % W::NBUF) * W::VBUF;
-    const float* vsm = cur + W::VR;
+    const float* cur = sm + W::GB + (ch % W::NBUF) * W::GBUF;
+    const float* vsm = sm + W::VB + (ch % W::NBUF) * W::TILE;
     const float* gsc = sm + W::GS + nb * C;
     float* yb = y + ((long long)b * T + t0) * rs + (long long)h * DP;
+    WSH_MARK(0, ch);
     if (!sfl[nb]) {
       const float* cfs = sm + W::CF + nb * C;
       uint32_t vh[4][4], vl[4][4];
-      wsg_vt_frags<DP>(vh, vl, vsm, cfs, j0, tig);
+      wsh_vt_frags(vh, vl, vsm, cfs, j0, tig);
+      WSH_MARK(1, ch);
       // ---- O^T = S^T Q^T: 8 k steps x 3 wgmma m64n32k16 in two groups (the pieces of a group are 32 registers);
       // S^T's rows scaled for the pieces, undone with q's step scales afterwards.
       float O[4][4];
@@ -2705,6 +2779,7 @@ gd_wsh_kernel(const float* __restrict__ q, const float* __restrict__ k, const fl
           O[nt][3] *= inv1 * r.y;
         }
       }
+      WSH_MARK(2, ch);
       float gy[4][2];  // G_t of this thread's y rows, loaded ahead of the stores
 #pragma unroll
       for (int nt = 0; nt < 4; ++nt) {
@@ -2725,6 +2800,7 @@ gd_wsh_kernel(const float* __restrict__ q, const float* __restrict__ k, const fl
           mma3(O[nt], vh[ks], vl[ks], bh0, bh1, bl0, bl1);
         }
       }
+      WSH_MARK(3, ch);
       if (n == C) {
         float* yr = yb + 2 * tig * rs + j0;
 #pragma unroll
@@ -2748,6 +2824,7 @@ gd_wsh_kernel(const float* __restrict__ q, const float* __restrict__ k, const fl
           }
         }
       }
+      WSH_MARK(4, ch);
       if (ch + 1 == nchunks) {
         cta_sync();
         break;  // the last chunk: no state after it
@@ -2810,6 +2887,7 @@ gd_wsh_kernel(const float* __restrict__ q, const float* __restrict__ k, const fl
       for (int a = 0; a < 2; ++a) wg_keep(acc[a]);
       wg_keep(wh);
       wg_keep(wl);
+      WSH_MARK(6, ch);
       const float GC = gsc[C - 1];
       const float rkc = sm[W::RK + nb * DP];
       const float f0 = inv0 * rkc, f1 = inv1 * rkc;  // powers of two: exact
@@ -2823,6 +2901,7 @@ gd_wsh_kernel(const float* __restrict__ q, const float* __restrict__ k, const fl
           sv[2] = fmaf(acc[a][kk][2], f1, sv[2]) * GC;
           sv[3] = fmaf(acc[a][kk][3], f1, sv[3]) * GC;
         }
+      WSH_MARK(7, ch);
     } else {
       // Safe path: the plain fp32 recurrence on q and k as their pieces hold them (22 significant bits).
       const __half* qph = reinterpret_cast<const __half*>(sm + W::QH + nb * W::H16);
@@ -2836,8 +2915,8 @@ gd_wsh_kernel(const float* __restrict__ q, const float* __restrict__ k, const fl
       for (int t = 0; t < n; ++t) {
         const float g = gsm[t];
         const float bt = bsm[t];
-        const float cv0 = bt * vsm[t * NCS + j0];
-        const float cv1 = bt * vsm[t * NCS + j0 + 8];
+        const float cv0 = bt * vsm[wsh_toff(t, j0)];
+        const float cv1 = bt * vsm[wsh_toff(t, j0 + 8)];
         float p0 = 0.f, p1 = 0.f;
 #pragma unroll
         for (int i8 = 0; i8 < 16; ++i8) {
@@ -2868,17 +2947,32 @@ gd_wsh_kernel(const float* __restrict__ q, const float* __restrict__ k, const fl
         }
       }
     }
+    WSH_MARK(5, ch + 1);
     cta_sync();  // chunk c consumed (its buffers free); chunk c+1 prepared
   }
+}
+
+// A (B, T, H, 128) fp32 tensor as TMA boxes of 32 columns x 32 steps of one head, 128-byte swizzle.
+CUtensorMap wsh_map(const torch::Tensor& x, int B, int T, int H) {
+  CUtensorMap m;
+  const cuuint64_t dims[4] = {128, (cuuint64_t)H, (cuuint64_t)T, (cuuint64_t)B};
+  const cuuint64_t strides[3] = {128 * 4, (cuuint64_t)H * 512, (cuuint64_t)T * H * 512};
+  const cuuint32_t box[4] = {32, 1, 32, 1};
+  const cuuint32_t estr[4] = {1, 1, 1, 1};
+  const CUresult r = cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, x.data_ptr<float>(), dims, strides,
+                                            box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  TORCH_CHECK(r == CUDA_SUCCESS, "cuTensorMapEncodeTiled failed: ", (int)r);
+  return m;
 }
 
 void launch_wsh(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& gate,
                 const torch::Tensor& beta, torch::Tensor& y, int B, int T, int H) {
   const size_t smem = sizeof(float) * (size_t)WshCfg::TOTAL;
   C10_CUDA_CHECK(cudaFuncSetAttribute(gd_wsh_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  const CUtensorMap tq = wsh_map(q, B, T, H), tk = wsh_map(k, B, T, H), tv = wsh_map(v, B, T, H);
   gd_wsh_kernel<<<B * H, 512, smem, at::cuda::getCurrentCUDAStream()>>>(
-      q.data_ptr<float>(), k.data_ptr<float>(), v.data_ptr<float>(), gate.data_ptr<float>(), beta.data_ptr<float>(),
-      y.data_ptr<float>(), T, H);
+      tq, tk, tv, gate.data_ptr<float>(), beta.data_ptr<float>(), y.data_ptr<float>(), T, H);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 // ---------------------------------------------------------------------------------------------
@@ -3396,7 +3490,7 @@ bool seed_dispatch(const torch::Tensor& q, const torch::Tensor& k, const torch::
 """
 
 DISPATCH_SRC = r"""
-void sgd_v56_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y) {
+void sgd_v63b_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y) {
   TORCH_CHECK(q.is_cuda() && k.is_cuda() && v.is_cuda() && gate.is_cuda() && beta.is_cuda() && y.is_cuda(),
               "CUDA tensors");
   TORCH_CHECK(q.scalar_type() == torch::kFloat32 && k.scalar_type() == torch::kFloat32 &&
@@ -3430,14 +3524,15 @@ void sgd_v56_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::T
 }
 """
 
-CPP_SRC = "void sgd_v56_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y);"
+CPP_SRC = "void sgd_v63b_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y);"
 
 _ext = load_inline(
-    name="sgd_v56_kuni",
+    name="sgd_v63b_tma",
     cpp_sources=[CPP_SRC],
     cuda_sources=[CUDA_SRC + DISPATCH_SRC],
-    functions=["sgd_v56_forward"],
+    functions=["sgd_v63b_forward"],
     extra_cuda_cflags=["-O3", "-lineinfo", "--ptxas-options=-v", "-gencode=arch=compute_90a,code=sm_90a"],
+    extra_ldflags=["-lcuda"],  # cuTensorMapEncodeTiled
     verbose=False,
 )
 
@@ -3449,5 +3544,5 @@ class ModelNew(nn.Module):
     def forward(self, q, k, v, gate, beta):
         q = q.contiguous()
         y = torch.empty(q.shape, dtype=q.dtype, device=q.device)
-        _ext.sgd_v56_forward(q, k.contiguous(), v.contiguous(), gate.contiguous(), beta.contiguous(), y)
+        _ext.sgd_v63b_forward(q, k.contiguous(), v.contiguous(), gate.contiguous(), beta.contiguous(), y)
         return y
