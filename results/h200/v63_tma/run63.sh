@@ -2,7 +2,8 @@
 # Session 27: v63-family files (NEW) against v56_kuni and the float64 recurrence (compare53.py), probe63 on PROBE
 # (probe56 on v56 when V56PROBE=1), then one harness run of v56 and the files that pass. Call 1: NEW=v63_tma,
 # V56PROBE=1; call 2: NEW="v63b_tma v63c_tma", PROBE="v63_tma v63b_tma v63c_tma". Before the call: the make_v63*.py
-# generators, then cp .gpu/<file>.py candidates/scalar_gated_delta/ for each file in NEW and PROBE.
+# generators, then cp .gpu/<file>.py candidates/scalar_gated_delta/ for each file in NEW and PROBE. Call 5: BASE=v64_avt
+# (the file the others are compared and timed beside), NEW=v66_vtprep.
 set -u
 export PYTHONUNBUFFERED=1
 N=${RUN:-r1}
@@ -13,7 +14,8 @@ trap 'snap; ls -la $OUT' EXIT
 P=candidates/scalar_gated_delta
 NEW=${NEW:-v63_tma}
 PROBE=${PROBE:-$NEW}
-FILES="$P/v56_kuni.py"; for n in $NEW; do FILES="$FILES $P/$n.py"; done
+BASE=${BASE:-v56_kuni}
+FILES="$P/$BASE.py"; for n in $NEW; do FILES="$FILES $P/$n.py"; done
 sha256sum $FILES $(for n in $PROBE; do echo $P/$n.py; done | sort -u) .gpu/probe56.py .gpu/probe63.py .gpu/compare53.py .gpu/make_v63*.py > $R/sha256.txt
 export TORCH_EXTENSIONS_DIR=/tmp/ext63
 T0=$(date +%s)
@@ -31,9 +33,9 @@ grep -il 'error' $R/build_* | head
 for f in $R/build_*.log; do echo "== $f"; grep -i 'error\|spill\|lcuda' $f | head -8; done
 for f in $R/probe*.log; do grep -v Warning $f | tail -18; done
 snap
-cands="$P/v56_kuni.py"
+cands="$P/$BASE.py"
 for n in $NEW; do
-  timeout 170 python .gpu/compare53.py $n v56_kuni > $R/compare_$n.log 2>&1; rc=$?
+  timeout 170 python .gpu/compare53.py $n $BASE > $R/compare_$n.log 2>&1; rc=$?
   echo "compare $n rc=$rc at $(( $(date +%s) - T0 )) s" | tee -a $R/timeline.txt
   grep -i 'graph replay\|FAILURES\|FAIL\|bitwise\|error' $R/compare_$n.log | head -12
   [ $rc -eq 0 ] && cands="$cands $P/$n.py"
