@@ -383,5 +383,8 @@ for name, what, parts in [
     header(name, what)
     for p in parts:
         p()
+    ver = name.split("_")[0]  # the extension's and its entry point's names (probe63 expects sgd_<ver>_forward)
+    sub('name="sgd_v67_iter"', f'name="sgd_{name}"')
+    sub("sgd_v67_forward", f"sgd_{ver}_forward", count=4)
     (ROOT / f".gpu/{name}.py").write_text(src)
     print("wrote", name)
