@@ -367,6 +367,12 @@ __device__ __forceinline__ void wh_mma_n64_new(float (&d)[8][4], const uint32_t 
       {  // column block 1""")
 
 
+def regs_176_80():
+    """The register file split 176 / 88 -> 176 / 80: room on the consumers for K^T Vt in flight beside y's stores."""
+    sub("NCW = 8, NBUF = 3, NBQK = 2, REG_C = 168, REG_P = 88, QG = 4;",
+        "NCW = 8, NBUF = 3, NBQK = 2, REG_C = 176, REG_P = 80, QG = 4;")
+
+
 def header(name, what):
     sub("# v67_iter: v64_avt (below)", f"# {name}: v67_iter (below) with {what}.\n# v67_iter: v64_avt (below)")
 
@@ -378,7 +384,9 @@ for name, what, parts in [
          [consumer_pipe]),
         ("v68c_both", "v68a_apair's A and v68b_cpipe's consumer pipelining", [prep_pair, consumer_pipe]),
         ("v68d_qlayout", "q's hi and lo pieces adjacent by chunk (v68a_apair's layout) and nothing else",
-         [q_layout])]:
+         [q_layout]),
+        ("v68e_kty", "v68c_both's changes, K^T Vt's first column block issued before y's stores, and the registers "
+         "split 176 / 80", [prep_pair, consumer_pipe, kt_before_stores, regs_176_80])]:
     src = base
     header(name, what)
     for p in parts:
