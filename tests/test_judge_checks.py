@@ -79,3 +79,55 @@ def test_a_slowdown_measured_by_the_twin_sandbox_widens_the_lone_call_room_at_mo
     assert judge.clock_accounts_for_claim(dataclasses.replace(flagged, slowdown=1.5), RULES) == ""
     far = dataclasses.replace(flagged, latency_us=2.01 * judge.lone_allowance(False, 5.1, 4.5, 16, RULES))
     assert judge.clock_accounts_for_claim(dataclasses.replace(far, slowdown=2.0), RULES).startswith("one call alone")
+
+
+# v68a_apair at the large shape on an H200 (results/h200/v68_pipe/call2): claimed 519.3 us; its quickest burst of 3
+# calls read 2274.8 us, less an empty burst calibrated at 264.0 us where the other evaluations of that run
+# calibrated 510-705: the judge's clock read 670.3 us per call against 669.2 allowed
+V68A_LARGE = dataclasses.replace(HONEST_GPU, claimed_us=519.328, judge_us=670.269, latency_us=982.931, calls=9)
+V68A_CALIBRATED_S = 264.0e-6
+V68A_WALLS_S = (2274.8e-6, 2330.0e-6, 2401.0e-6)
+
+
+def beside(walls_s: tuple, twin_walls_s: tuple, calls: int = 3):
+    return judge.TwinBursts(calls, walls_s, (0.0,) * len(walls_s), twin_walls_s, (0.0,) * len(twin_walls_s))
+
+
+def test_an_honest_burst_failed_by_a_lucky_calibration_passes_beside_the_twin():
+    """The twin times the empty burst of 3 calls now, as the other evaluations calibrated it (640-700 us): the
+    same bursts then read 582 us per call (twice calibration is the most subtracted), inside the 669 allowed."""
+    assert judge.clock_accounts_for_claim(V68A_LARGE, RULES).startswith("the judge's clock measured 670.3 us")
+    assert judge.bursts_failed(V68A_LARGE, RULES)
+    again = judge.beside_twin(V68A_LARGE, beside(V68A_WALLS_S, (655e-6, 640e-6, 700e-6)), V68A_CALIBRATED_S, 0.0)
+    assert again.judge_us == pytest.approx((2274.8 - 2 * 264.0) / 3, abs=0.01)
+    assert not judge.bursts_failed(again, RULES)
+    judge.run_checks(again, RULES)
+
+
+def test_work_the_claim_leaves_out_fails_beside_the_twin_however_slow_it_reads():
+    """A third of the work claimed (1,560 us a call, 519 claimed): a twin slowed to any length (work left on the
+    GPU while the candidate was stopped) buys at most one calibrated empty burst over the burst's calls."""
+    walls_s = (3 * 1560e-6 + 660e-6,) * 3
+    first = dataclasses.replace(V68A_LARGE, judge_us=judge.per_call_us(walls_s[0], V68A_CALIBRATED_S, 3))
+    assert judge.bursts_failed(first, RULES)
+    for twin_s in (660e-6, 0.05, 10.0):
+        again = judge.beside_twin(first, beside(walls_s, (twin_s,) * 3), V68A_CALIBRATED_S, 0.0)
+        assert again.judge_us >= first.judge_us - V68A_CALIBRATED_S / 3 * 1e6 - 1e-6
+        with pytest.raises(judge.Integrity) as caught:
+            judge.run_checks(again, RULES)
+        assert caught.value.check == "D108" and "per call beyond the harness's own empty call" in str(caught.value)
+
+
+def test_the_twin_subtracts_no_more_than_it_measured():
+    """A twin quicker than calibration: the bursts read slower than the first look, never quicker."""
+    again = judge.beside_twin(V68A_LARGE, beside(V68A_WALLS_S, (200e-6, 250e-6, 230e-6)), V68A_CALIBRATED_S, 0.0)
+    assert again.judge_us == pytest.approx((2274.8 - 200.0) / 3, abs=0.01) and again.judge_us > V68A_LARGE.judge_us
+
+
+def test_on_the_cpu_the_twin_corrects_the_empty_calls_cpu_time_within_twice_calibration():
+    """CPU time per call, mean against mean: the twin's empty call's, at most twice the calibrated one."""
+    cheat = dataclasses.replace(HONEST_CPU, claimed_us=5.0, cpu_us=900.0)
+    bursts = judge.TwinBursts(64, (0.1,) * 3, (64 * 930e-6,) * 3, (0.01,) * 3, (64 * 60e-6,) * 3)
+    assert judge.beside_twin(cheat, bursts, 0.01, 40e-6).cpu_us == pytest.approx(870.0)   # 60 us subtracted
+    assert judge.beside_twin(cheat, bursts, 0.01, 20e-6).cpu_us == pytest.approx(890.0)   # at most 2 x 20
+    assert judge.bursts_failed(judge.beside_twin(cheat, bursts, 0.01, 40e-6), RULES)

@@ -11,7 +11,7 @@ import pytest
 
 from harness import judge
 from harness.spawn import move_process
-from tests.conftest import calibrated_judge
+from tests.conftest import calibrated_judge, load_reference
 from tests.test_spawn import thread_cores
 
 
@@ -79,6 +79,59 @@ def test_a_failure_of_the_candidates_call_is_its_own_not_the_twins(calibrated):
     with contextlib.suppress(OSError):   # running again afterwards
         with open(f"/proc/{referee.sandbox.process.pid}/stat") as handle:
             assert handle.read().rsplit(")", 1)[1].split()[0] != "T"
+
+
+def test_bursts_failed_by_an_under_calibrated_empty_call_are_judged_again_beside_the_twin(calibrated, monkeypatch):
+    """The harness's own empty call as the candidate, its empty call's CPU time calibrated at a tenth of what it
+    is (a lucky calibration): its bursts fail D108 at first, are taken again beside the twin, and the verdict
+    follows the second figure. The second measurement is set here (the candidate's bursts cost what the twin's
+    empty ones do: an honest candidate whose claim accounts for its work), so the verdict does not hang on
+    this machine's noise; the real one is test_work_the_claim_leaves_out_stays_d108_beside_the_twin's."""
+    referee, shape, layout = calibrated
+    saved = dict(referee.calibration["seed"])
+    calibrated_cpu_s = saved["cpu_per_call_s"] / 10
+    monkeypatch.setitem(referee.calibration, "seed", dict(saved, cpu_per_call_s=calibrated_cpu_s))
+    monkeypatch.setitem(referee.rules, "clock_margin_us", 1.0)   # so the first look fails whatever this machine reads
+    monkeypatch.setattr(referee, "lone_call", lambda shape, layout, method, index: 0.0)
+    monkeypatch.setattr(referee, "check_fetched", lambda *args: None)   # the empty call's outputs are no answer
+    asked = []
+
+    def measured(shape, layout, method, calls, rounds, first):
+        asked.append((calls, rounds, first))
+        spent = (calls * 1.5 * calibrated_cpu_s,) * rounds
+        return judge.TwinBursts(calls, (0.01,) * rounds, spent, (0.01,) * rounds, spent)
+
+    monkeypatch.setattr(referee, "bursts_beside_twin", measured)
+    try:
+        report = referee.cross_check(shape, layout, 0.0, False, "cpu")
+    finally:
+        referee.second_looks.pop("seed", None)
+    calls = report["judge_burst_calls"]
+    assert asked == [(calls, 3, 3)], asked   # as many bursts as the first look, on inputs it never used
+    assert report["judge_first_reason"].startswith("the sandbox used"), report
+    assert report["judge_first_cpu_us"] > report["judge_cpu_us"] == 0.0, report
+
+
+@pytest.fixture(scope="module")
+def working():
+    """A judge whose candidate is the problem's reference: real work in every call."""
+    with calibrated_judge("twin-burst-test", 11) as (referee, shape, layout):
+        load_reference(referee)
+        yield referee, shape, layout
+
+
+def test_work_the_claim_leaves_out_stays_d108_beside_the_twin(working, monkeypatch):
+    """A claim of 1 us for calls that do the reference's work: the bursts fail D108, are taken again beside a
+    twin, and fail again; the record keeps what both looks read."""
+    referee, shape, layout = working
+    monkeypatch.setattr(referee, "lone_call", lambda shape, layout, method, index: 0.0)
+    with pytest.raises(judge.Integrity) as caught:
+        referee.cross_check(shape, layout, 1.0, False, "cpu")
+    assert caught.value.check == "D108" and "CPU per call" in str(caught.value), caught.value
+    evidence = caught.value.evidence
+    assert "judge_twin_burst_error" not in evidence, evidence
+    assert evidence["judge_first_reason"].startswith("the sandbox used") and evidence["judge_twin_burst_s"] > 0
+    assert len(evidence["judge_burst_again_us"]) == 3 and evidence["judge_cpu_us"] > 100, evidence
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to move a process between")
