@@ -16,15 +16,19 @@ CANDIDATES = REPO / "candidates"
 # (candidates/scalar_gated_delta/NOTES.md); in the Hopper pair also the channel-only G/Vt step of the wgmma kernel,
 # whose division only the channel file changed (in the scalar file that branch is compiled out), and the scalar
 # file's gd_wsg_kernel (D = 64) and gd_wsh_kernel (D = 128, on fp16 pieces loaded by tensor-map TMA, with the headers
-# they need), which have no channel counterpart.
+# they need, and two wgmma helpers only gd_wsh_kernel calls), which have no channel counterpart.
 # Each pair: (scalar file, channel file, whether the G/Vt step may differ, whether the scalar file adds those kernels).
 SHARED_CUDA = [("scalar_gated_delta/v20_ws.py", "channel_gated_delta/v21_ws_bal.py", False, False),
-               ("scalar_gated_delta/v64_avt.py", "channel_gated_delta/v25_split_issue.py", True, True)]
+               ("scalar_gated_delta/v69_sacc.py", "channel_gated_delta/v25_split_issue.py", True, True)]
 PER_PROBLEM = re.compile(
     r"// v2\d: the chunkwise tensor-core kernel with warp specialisation.*?(?=template <bool CHAN>\nvoid launch_ws)", re.S)
 CHANNEL_GV = re.compile(r"\n        // In place: gate -> G \(cumulative\), v -> v / G.*?\n        }\n", re.S)
 SCALAR_WSG = re.compile(r"// -+\n// v27( -> v\d+)?: gd_wg_kernel's arithmetic at D = .*?(?=// -+\n// v7 parallel)", re.S)
 SCALAR_HEADERS = re.compile(r"#include <cuda_fp16\.h>\n(?:#include <cuda\.h>\n)?")
+# wgmma helpers that only the scalar file's gd_wsh_kernel calls (v67 onwards), beside the shared ones
+SCALAR_WG_HELPERS = re.compile(
+    r"\n// A descriptor for p \+ off floats.*?uint64_t wg_desc_at\(.*?\}\n|"
+    r"__device__ __forceinline__ void wg_wait1\(\) \{.*?\}\n", re.S)
 TABLE_FILE = re.compile(r"^\| \**`([^`]+\.py)`\**")
 
 
@@ -43,6 +47,7 @@ def shared_part(path: Path, gv_differs: bool, scalar_only_kernel: bool) -> str:
     if scalar_only_kernel:
         assert len(SCALAR_WSG.findall(source)) == 1, f"{path}: expected one gd_wsg_kernel section"
         source = SCALAR_HEADERS.sub("", SCALAR_WSG.sub("", source), count=1)
+        source = SCALAR_WG_HELPERS.sub("", source)
     if gv_differs:
         head, kernel, tail = source.partition("gd_wg_kernel(")
         assert kernel and len(CHANNEL_GV.findall(tail)) == 1, f"{path}: expected one channel G/Vt step in gd_wg_kernel"
