@@ -14,6 +14,9 @@ Neither changes an operation or its order, so y is bitwise v69's. With both, ptx
 no spills (giving the consumers 184 registers instead fixes C7512 too, but the prep spills 124 bytes at 72).
 One full wait stays, injected after Q S0's first group (C7517: ptxas's own reason).
 
+NAME=v74c_pre writes v74 with group 1's split before group 0's issue: ptxas then injects no wait (the one after
+group 0 goes; 11 DEPBAR), for one split's delay before the tensor core starts.
+
 NAME=v74b_regs writes the other cure for C7512 instead, to time it beside: v69's groups of two k steps, with the
 consumers at 184 registers and the prep warpgroups at 72 (124 bytes of spills in the prep)."""
 import os
@@ -94,6 +97,26 @@ sub_groups("""for (int u = 0; u < 2; ++u) {
 sub_groups("if (qb == 3) wsh_zero(P);", "if (qb == 7) wsh_zero(P);")
 sub_groups("if (qb == 3) wsh_avt(P, wh, wl, aph, apl);  // A Vt in Q S0's last group",
     "if (qb == 7) wsh_avt(P, wh, wl, aph, apl);  // A Vt in Q S0's last group")
+
+if NAME == "v74c_pre":
+    sub("""#pragma unroll
+          for (int u = 0; u < 1; ++u) {
+            const int kk = qb + u;
+            split_h2(S[(2 * kk) >> 3][(2 * kk) & 7][0] * s0, S[(2 * kk) >> 3][(2 * kk) & 7][1] * s0, ah[bf][u][0], al[bf][u][0]);
+            split_h2(S[(2 * kk) >> 3][(2 * kk) & 7][2] * s1, S[(2 * kk) >> 3][(2 * kk) & 7][3] * s1, ah[bf][u][1], al[bf][u][1]);
+            split_h2(S[(2 * kk + 1) >> 3][(2 * kk + 1) & 7][0] * s0, S[(2 * kk + 1) >> 3][(2 * kk + 1) & 7][1] * s0, ah[bf][u][2], al[bf][u][2]);
+            split_h2(S[(2 * kk + 1) >> 3][(2 * kk + 1) & 7][2] * s1, S[(2 * kk + 1) >> 3][(2 * kk + 1) & 7][3] * s1, ah[bf][u][3], al[bf][u][3]);
+          }""", """          // Steps 0 and 1 split before group 0's issue: a read of S after the iteration's first commit makes ptxas
+          // inject a full wait there (C7517).
+#pragma unroll
+          for (int kk = qb == 0 ? 0 : qb; kk <= (qb == 0 ? 1 : qb); ++kk) {
+            if (qb == 1) break;  // split with step 0
+            const int kb = kk & 1;
+            split_h2(S[(2 * kk) >> 3][(2 * kk) & 7][0] * s0, S[(2 * kk) >> 3][(2 * kk) & 7][1] * s0, ah[kb][0][0], al[kb][0][0]);
+            split_h2(S[(2 * kk) >> 3][(2 * kk) & 7][2] * s1, S[(2 * kk) >> 3][(2 * kk) & 7][3] * s1, ah[kb][0][1], al[kb][0][1]);
+            split_h2(S[(2 * kk + 1) >> 3][(2 * kk + 1) & 7][0] * s0, S[(2 * kk + 1) >> 3][(2 * kk + 1) & 7][1] * s0, ah[kb][0][2], al[kb][0][2]);
+            split_h2(S[(2 * kk + 1) >> 3][(2 * kk + 1) & 7][2] * s1, S[(2 * kk + 1) >> 3][(2 * kk + 1) & 7][3] * s1, ah[kb][0][3], al[kb][0][3]);
+          }""")
 
 # names
 src = src.replace("sgd_v69_forward", "sgd_v74_forward")
