@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Session 33: sass_counts.txt (the device ptxas's HGMMA / DEPBAR per built file) added after the builds.
 # Session 27: v63-family files (NEW) against v56_kuni and the float64 recurrence (compare53.py), probe63 on PROBE
 # (probe56 on v56 when V56PROBE=1), then one harness run of v56 and the files that pass. Call 1: NEW=v63_tma,
 # V56PROBE=1; call 2: NEW="v63b_tma v63c_tma", PROBE="v63_tma v63b_tma v63c_tma". Before the call: the make_v63*.py
@@ -28,6 +29,12 @@ for n in $PROBE; do
 done
 wait
 echo "builds and probes done at $(( $(date +%s) - T0 )) s" | tee -a $R/timeline.txt
+# the device's own ptxas: HGMMA and DEPBAR (wgmma waits) in each built gd_wsh_kernel
+CUO=$(ls /usr/local/cuda/bin/cuobjdump 2>/dev/null || python -c "import triton, os; print(os.path.dirname(triton.__file__) + '/backends/nvidia/bin/cuobjdump')")
+for so in $TORCH_EXTENSIONS_DIR/*/*.so; do
+  $CUO -sass $so 2>/dev/null | awk '/Function :.*gd_wsh_kernel/{p=1;next} /Function :/{p=0} p' > /tmp/wsh.sass
+  echo "$(basename $so): HGMMA $(grep -c HGMMA /tmp/wsh.sass) DEPBAR $(grep -c WARPGROUP.DEPBAR /tmp/wsh.sass) (cuobjdump $CUO)"
+done | tee $R/sass_counts.txt
 cat $R/timeline.txt
 grep -il 'error' $R/build_* | head
 for f in $R/build_*.log; do echo "== $f"; grep -i 'error\|spill\|lcuda' $f | head -8; done
