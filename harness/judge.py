@@ -919,6 +919,7 @@ class Judge:
         singles, fulls, fetches, cpu = [], [], [], 0.0
         rounds = max(3, int(self.rules["bursts"]))
         for _ in range(rounds):
+            sandbox.ask("burst", slots=[0], copy_out=copy_out)   # untimed, as before each lone call (lone_call)
             singles.append(sandbox.ask("burst", slots=[0], copy_out=copy_out).seconds)
             full = sandbox.ask("burst", slots=list(range(layout.slots)), copy_out=copy_out)
             fulls.append(full.seconds)
@@ -1004,14 +1005,20 @@ class Judge:
                 raise Integrity(check_id, f"{what} output {position}, checked in secret, is wrong on inputs it "
                                           f"had never seen: {reason}")
 
-    def stage_fresh(self, shape, layout: Layout, tag: str, batch: int, count: int | None = None) -> list[int]:
-        """Inputs never seen before in the first `count` slots (all by default); returns their seeds."""
+    def stage_fresh(self, shape, layout: Layout, tag: str, batch: int, count: int | None = None,
+                    before_write: Callable[[], object] | None = None) -> list[int]:
+        """Inputs never seen before in the first `count` slots (all by default); returns their seeds.
+        `before_write` runs once they are drawn, before any reaches the arena (the sandbox cannot see them yet)."""
         from harness.verify import derive_seed
         count = layout.slots if count is None else count
         seeds = [derive_seed(self.secret_seed, "timing", shape.name, tag, batch, i) for i in range(count)]
+        if before_write is not None:   # every set held at once: only for the few slots of a lone call
+            with self.cost("fresh_inputs"):
+                drawn = [self.draw(shape, None, seed) for seed in seeds]
+            before_write()
         with self.cost("fresh_inputs"):
             for slot, seed in enumerate(seeds):
-                self.write_inputs(layout, slot, self.draw(shape, None, seed))
+                self.write_inputs(layout, slot, drawn[slot] if before_write is not None else self.draw(shape, None, seed))
             self.sandbox.ask("stage", count * layout.input_bytes, slots=list(range(count)))
         return seeds
 
@@ -1215,6 +1222,7 @@ class Judge:
         look = self.second_looks.pop(shape.name)
         timing = record.setdefault("timing", {})
         self.sandbox.ask("layout", **look.layout.message(float(self.settings.get("spin_us", 40.0))))
+        self.stage_fresh(shape, look.layout, "warm", 0, 1)   # a fresh layout's slots are empty: lone_call warms on slot 0
         allowed_us = lone_allowance(look.evidence.device != "cuda", look.evidence.claimed_us, look.evidence.judge_us,
                                     look.evidence.cores, self.rules)
         lone = self.lone_calls(shape, look.layout, look.method, look.rounds, 2 * look.rounds, allowed_us, twin=True)
@@ -1232,9 +1240,16 @@ class Judge:
 
     def lone_call(self, shape, layout: Layout, method: str, index: int) -> float:
         """One call per request: a call's latency, which no pipelining across calls (work left running after
-        one call returns, finished during the next) can shorten. Its output is checked like any other."""
+        one call returns, finished during the next) can shorten. Its output is checked like any other.
+
+        It follows an untimed call on the inputs already in slot 0 (earlier calls ran on them), made once the new
+        inputs are drawn and before any reaches the arena. A call after an idle sandbox pays a cold start that
+        back-to-back calls and the empty call subtracted do not (v69 on an H100: its host launch 42 us warm against
+        284 after 100 ms asleep, results/h100/v69_sacc/call6), which refused honest kernels at seed and medium.
+        The warm call gives a cheat nothing: its inputs are old and the next ones are not in the arena yet."""
         sandbox, cpu = self.sandbox, self.device.type != "cuda"
-        seeds = self.stage_fresh(shape, layout, "single", index, 1)
+        seeds = self.stage_fresh(shape, layout, "single", index, 1,
+                                 before_write=lambda: sandbox.ask("burst", slots=[0], copy_out=cpu, method=method))
         exchange = sandbox.ask("burst", slots=[0], copy_out=cpu, method=method)
         if cpu:
             self.check_fetched(shape, layout, seeds, [0], [layout.arena_claim()], "D103", "single", [0])
@@ -1315,6 +1330,8 @@ class Judge:
             for index in range(rounds):
                 stop_and_wait(sandbox.process.pid)
                 try:
+                    if calls == 1:   # as warm as the candidate's lone calls (lone_call)
+                        twin.ask("burst", slots=slots, copy_out=cpu, method=method)
                     empty.append(twin.ask("burst", slots=slots, copy_out=cpu, method=method))
                 finally:
                     os.killpg(sandbox.process.pid, signal.SIGCONT)

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from harness import judge
 from tests.conftest import calibrated_judge, load_reference
 
 CLAIMED_US = 1e6   # a claim so large that only a lone call far slower still can fail D108
@@ -78,3 +79,25 @@ def test_where_no_second_look_can_be_taken_the_first_verdict_stands(referee, mon
     outcome = json.loads(emitted[0]) if isinstance(emitted[0], str) else emitted[0]
     assert (outcome["status"], outcome["check"]) == ("integrity", "D108")
     assert outcome["reason"].startswith("D108: one call alone took") and "seed" not in referee.second_looks
+
+
+def test_a_lone_call_follows_an_untimed_call_before_its_inputs_reach_the_arena(referee, monkeypatch):
+    """Judge.lone_call warms the sandbox with one untimed call first (a call after an idle sandbox pays a cold
+    start the empty call subtracted does not). A candidate that computes ahead in that call finds only the
+    inputs judged before in the arena, never the ones the timed call gets."""
+    referee, shape, layout = referee
+    referee.stage_fresh(shape, layout, "warm", 0, 1)
+    start = layout.in_offsets[0][0]
+    seen: list[tuple] = []
+    ask = judge.SandboxClient.ask
+
+    def watching(client, op, *args, **kwargs):
+        if client is referee.sandbox and op in ("burst", "stage"):
+            seen.append((op, kwargs.get("slots"), referee.arena_bytes[start:start + layout.input_bytes].clone()))
+        return ask(client, op, *args, **kwargs)
+
+    monkeypatch.setattr(judge.SandboxClient, "ask", watching)
+    assert referee.lone_call(shape, layout, "cpu", 0) > 0   # its output checked against the gold (D103)
+    assert [(op, slots) for op, slots, _ in seen] == [("burst", [0]), ("stage", [0]), ("burst", [0])], seen
+    (_, _, at_warm), (_, _, at_stage), (_, _, at_timed) = seen
+    assert not bool((at_warm == at_timed).all()) and bool((at_stage == at_timed).all())
