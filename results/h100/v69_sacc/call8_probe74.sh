@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Session 34, written for the next call (no device time was left to run it): probe74 --lean on v69_sacc and v74_async at large (builds in parallel, runs one at a time).
+# Before it: python results/h100/v69_sacc/make_v74.py (writes .gpu/v74_async.py); cp results/h100/v69_sacc/probe74.py .gpu/
 set -u
 export PYTHONUNBUFFERED=1 TORCH_EXTENSIONS_DIR=/tmp/ext74
 P=candidates/scalar_gated_delta
