@@ -166,3 +166,21 @@ def test_a_lane_that_cannot_be_had_is_said_not_hidden(calibrated):
         assert os.sched_getaffinity(0) == everywhere
     finally:
         referee.confinement.pop("lane_cores", None)
+
+
+def test_calibration_times_each_empty_single_after_an_untimed_one(calibrated, monkeypatch):
+    """The empty call subtracted from a lone call is timed as warm as the lone call (Judge.lone_call): each of
+    calibration's timed singles follows an untimed single."""
+    referee, shape, layout = calibrated
+    bursts: list[int] = []
+    ask = judge.SandboxClient.ask
+
+    def watching(client, op, *args, **kwargs):
+        if op == "burst":
+            bursts.append(len(kwargs["slots"]))
+        return ask(client, op, *args, **kwargs)
+
+    monkeypatch.setattr(judge.SandboxClient, "ask", watching)
+    rounds = max(3, int(referee.rules["bursts"]))
+    referee.calibrate(shape, layout)
+    assert bursts == [1, 1, layout.slots] * rounds + [layout.slots] * (rounds + 1), bursts
