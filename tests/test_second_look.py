@@ -84,7 +84,7 @@ def test_where_no_second_look_can_be_taken_the_first_verdict_stands(referee, mon
 def test_a_lone_call_follows_an_untimed_call_before_its_inputs_reach_the_arena(referee, monkeypatch):
     """Judge.lone_call warms the sandbox with one untimed call first (a call after an idle sandbox pays a cold
     start the empty call subtracted does not). A candidate that computes ahead in that call finds only the
-    inputs judged before in the arena, never the ones the timed call gets."""
+    inputs earlier calls ran on in the arena, never the ones the timed call gets."""
     referee, shape, layout = referee
     referee.stage_fresh(shape, layout, "warm", 0, 1)
     start = layout.in_offsets[0][0]
