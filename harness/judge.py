@@ -1012,13 +1012,14 @@ class Judge:
         from harness.verify import derive_seed
         count = layout.slots if count is None else count
         seeds = [derive_seed(self.secret_seed, "timing", shape.name, tag, batch, i) for i in range(count)]
+        drawn = None
         if before_write is not None:   # every set held at once: only for the few slots of a lone call
             with self.cost("fresh_inputs"):
                 drawn = [self.draw(shape, None, seed) for seed in seeds]
             before_write()
         with self.cost("fresh_inputs"):
             for slot, seed in enumerate(seeds):
-                self.write_inputs(layout, slot, drawn[slot] if before_write is not None else self.draw(shape, None, seed))
+                self.write_inputs(layout, slot, drawn[slot] if drawn else self.draw(shape, None, seed))
             self.sandbox.ask("stage", count * layout.input_bytes, slots=list(range(count)))
         return seeds
 
