@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from harness import confine, spawn
+from harness import confine, seal, spawn
 from harness.kernelbench import INIT_SEED, seeded
 from harness.worker import Emitter, crash_reason, die_with_runner, read_tail
 from harness.protocol import EvaluateJob, ProtocolError, Reply, Request, ShapeOutcome, finite_numbers, parse_reply
@@ -227,10 +227,12 @@ class SandboxClient:
     copy_s_per_byte: float | None = None   # the sandbox's CPU per byte staged or fetched, calibrated
     copy_s_per_request: float = 0.0        # ... and per copy request of one set, whatever its size
     idle_by: dict = field(default_factory=dict)   # where the idle CPU was seen: "before OP" or "in OP"
+    sealed: dict = field(default_factory=dict)    # slot -> the seeds that unseal the inputs staged there (seal.py)
     log_path: str = ""                     # where the sandbox's stdout and stderr go ...
     log_offset: int = 0                    # ... from this byte on: what it printed, for a crash's reason
 
     COPIES = ("stage", "fetch")
+    CALLS = ("call", "warm", "time", "burst")   # requests that call the candidate on staged slots
 
     def cpu_now(self) -> float:
         processes = sandbox_processes(self.uid, self.process.pid)
@@ -264,6 +266,15 @@ class SandboxClient:
         what copying that much took before the candidate loaded: a thread that computes answers from the
         arena while inputs are staged is working outside any call. `meanwhile` runs in the judge between
         the request and the reply."""
+        if op == "layout":
+            self.sealed.clear()
+        elif op == "stage":   # what is staged now is plain unless the judge seals it after this request
+            for slot in args.get("slots", []):
+                self.sealed.pop(slot, None)
+        elif op in self.CALLS and "unseal" not in args and self.sealed:
+            # a sealed slot's seeds go out with the first request that calls it, never before (seal.py)
+            called = args.get("slots", [args.get("slot")])
+            args["unseal"] = [[slot, self.sealed.pop(slot)] for slot in called if slot in self.sealed]
         cpu_start = self.cpu_now()
         if self.last_cpu_s is not None:
             self.add_idle(f"before {op}", cpu_start - self.last_cpu_s)
@@ -387,6 +398,13 @@ def plan_layout(shape: str, inputs: list[tuple[int, ...]], output: tuple[int, ..
 
 def layout_end(layout: Layout) -> int:
     return layout.out_offsets[-1] + _aligned(layout.output_bytes)
+
+
+def unseal_as_timed(layout: Layout, slots: list[int]) -> list:
+    """For the harness's empty call: the unsealing a timed request of the candidate does on these slots, so the
+    judge's clock counts its cost on both sides of the subtraction. XOR twice restores, and the empty call reads
+    no input, so any seed does."""
+    return [[slot, [1] * len(layout.inputs)] for slot in slots]
 
 
 # --- what the judge holds against the claims: evidence in, a registry of checks ---------------------------
@@ -918,10 +936,12 @@ class Judge:
         copy_out = self.device.type != "cuda"
         singles, fulls, fetches, cpu = [], [], [], 0.0
         rounds = max(3, int(self.rules["bursts"]))
+        every = list(range(layout.slots))
         for _ in range(rounds):
             sandbox.ask("burst", slots=[0], copy_out=copy_out)   # untimed, as before each lone call (lone_call)
-            singles.append(sandbox.ask("burst", slots=[0], copy_out=copy_out).seconds)
-            full = sandbox.ask("burst", slots=list(range(layout.slots)), copy_out=copy_out)
+            single = sandbox.ask("burst", slots=[0], copy_out=copy_out, unseal=unseal_as_timed(layout, [0]))
+            singles.append(single.seconds)
+            full = sandbox.ask("burst", slots=every, copy_out=copy_out, unseal=unseal_as_timed(layout, every))
             fulls.append(full.seconds)
             cpu += full.cpu_s
             fetches.append(sandbox.ask("fetch", layout.output_bytes, positions=[0], out_slots=[0]).seconds)
@@ -929,7 +949,7 @@ class Judge:
         # of twice as many and one, so that one lucky-fast empty burst cannot set it (at the large shape a burst
         # holds 3 calls, and an H200 calibration read 264 us where other evaluations read 510-705)
         for _ in range(rounds + 1):
-            full = sandbox.ask("burst", slots=list(range(layout.slots)), copy_out=copy_out)
+            full = sandbox.ask("burst", slots=every, copy_out=copy_out, unseal=unseal_as_timed(layout, every))
             fulls.append(full.seconds)
             cpu += full.cpu_s
         single, full_s = min(singles), quickest_like(fulls, rounds)
@@ -1017,10 +1037,24 @@ class Judge:
             with self.cost("fresh_inputs"):
                 drawn = [self.draw(shape, None, seed) for seed in seeds]
             before_write()
+        sealed = {}
         with self.cost("fresh_inputs"):
             for slot, seed in enumerate(seeds):
-                self.write_inputs(layout, slot, drawn[slot] if drawn else self.draw(shape, None, seed))
+                inputs = drawn[slot] if drawn else self.draw(shape, None, seed)
+                sealed[slot] = self.write_sealed(layout, slot, inputs)
             self.sandbox.ask("stage", count * layout.input_bytes, slots=list(range(count)))
+        self.sandbox.sealed.update(sealed)   # sent with the request that calls each slot (SandboxClient.ask)
+        return seeds
+
+    def write_sealed(self, layout: Layout, slot: int, inputs: list) -> list[int]:
+        """One input set into a slot of the arena, each tensor sealed under a secret seed of its own (seal.py);
+        returns the seeds."""
+        from harness.verify import tensors_of
+        tensors = [tensor.contiguous() for tensor in tensors_of(inputs)]
+        seeds = [seal.new_seed() for _ in tensors]
+        for tensor, seed in zip(tensors, seeds):
+            seal.seal_(tensor, seed)
+        self.write_inputs(layout, slot, tensors)
         return seeds
 
     def time(self, shape, layout: Layout, method: str, baseline: bool) -> dict:
@@ -1333,7 +1367,8 @@ class Judge:
                 try:
                     if calls == 1:   # as warm as the candidate's lone calls (lone_call)
                         twin.ask("burst", slots=slots, copy_out=cpu, method=method)
-                    empty.append(twin.ask("burst", slots=slots, copy_out=cpu, method=method))
+                    empty.append(twin.ask("burst", slots=slots, copy_out=cpu, method=method,
+                                          unseal=unseal_as_timed(layout, slots)))
                 finally:
                     os.killpg(sandbox.process.pid, signal.SIGCONT)
                 try:

@@ -17,6 +17,8 @@ Format history (`PROTOCOL_VERSION`):
   3: EvaluateJob.lane_cores: the cores the judge and its sandbox move to once the GPU is theirs.
   4: the sandbox op `map`: map the arena and fault its pages in before hello (host work a judge started early
      does while it waits for the GPU); hello keeps that mapping where its size is the same.
+  5: timed inputs are staged sealed (seal.py): `call`, `warm`, `time` and `burst` may carry `unseal`, a list of
+     [slot, [seed per input tensor]] the sandbox unseals first.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, fields
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 MAX_REPLY_BYTES = 4 << 20   # a reply carries at most a few thousand samples
 
 

@@ -22,7 +22,7 @@ from typing import Callable
 
 import torch
 
-from harness import timing
+from harness import seal, timing
 from harness.protocol import PROTOCOL_VERSION, Reply, Request
 from harness.verify import poison_free_memory, storage_span, thread_count
 from harness.worker import first_line, is_build_failure
@@ -241,8 +241,16 @@ class Sandbox:
         self.synchronize()
         return {}
 
+    def unseal(self, args: dict) -> None:
+        """First thing in a request that calls the candidate: the slots the judge sealed when it staged them
+        (seal.py) become readable, with the seeds this request brought."""
+        for slot, seeds in args.get("unseal", []):
+            for buffer, seed in zip(self.slots[slot], seeds):
+                seal.seal_(buffer, int(seed))
+
     def op_call(self, args: dict) -> dict:
         """Verification: the same staged inputs `len(out_slots)` times, each output copied to its slot."""
+        self.unseal(args)
         slot, outputs = args["slot"], []
         pristine = [x.clone() for x in self.slots[slot]]
         before = after = thread_count()
@@ -270,6 +278,7 @@ class Sandbox:
             raise CallFailed("runtime_error", first_line(exc)) from None
 
     def op_warm(self, args: dict) -> dict:
+        self.unseal(args)
         started, count = time.perf_counter(), 0
         while count < args["iters"] or (time.perf_counter() - started) * 1e3 < args["ms"]:
             self.guarded(args["slot"])
@@ -282,6 +291,7 @@ class Sandbox:
     def op_time(self, args: dict) -> dict:
         """Each listed slot called once and timed by `method` (CPU: always the monotonic clock); outputs are
         kept for `fetch`."""
+        self.unseal(args)
         self.kept = []
         method = args["method"] if self.device.type == "cuda" else "cpu"
         return TIMING_METHODS[method](self, args["slots"], args.get("settings", {})) | {"kept": len(self.kept)}
@@ -312,6 +322,7 @@ class Sandbox:
 
     def op_burst(self, args: dict) -> dict:
         """Calls back to back, one synchronize at the end; the judge's clock times the whole request."""
+        self.unseal(args)
         self.kept = []
         if args.get("method") == "graph" and self.graph is not None:   # the graph baseline: replays, as timed
             for slot in args["slots"]:
