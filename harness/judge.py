@@ -227,7 +227,7 @@ class SandboxClient:
     copy_s_per_byte: float | None = None   # the sandbox's CPU per byte staged or fetched, calibrated
     copy_s_per_request: float = 0.0        # ... and per copy request of one set, whatever its size
     idle_by: dict = field(default_factory=dict)   # where the idle CPU was seen: "before OP" or "in OP"
-    sealed: dict = field(default_factory=dict)    # slot -> the seeds that unseal the inputs staged there (seal.py)
+    sealed: dict | None = None                    # the unsealing owed the slots staged last (seal.py), if any
     log_path: str = ""                     # where the sandbox's stdout and stderr go ...
     log_offset: int = 0                    # ... from this byte on: what it printed, for a crash's reason
 
@@ -266,15 +266,11 @@ class SandboxClient:
         what copying that much took before the candidate loaded: a thread that computes answers from the
         arena while inputs are staged is working outside any call. `meanwhile` runs in the judge between
         the request and the reply."""
-        if op == "layout":
-            self.sealed.clear()
-        elif op == "stage":   # what is staged now is plain unless the judge seals it after this request
-            for slot in args.get("slots", []):
-                self.sealed.pop(slot, None)
+        if op in ("layout", "stage"):   # what is staged now is plain unless the judge seals it after this request
+            self.sealed = None
         elif op in self.CALLS and "unseal" not in args and self.sealed:
-            # a sealed slot's seeds go out with the first request that calls it, never before (seal.py)
-            called = args.get("slots", [args.get("slot")])
-            args["unseal"] = [[slot, self.sealed.pop(slot)] for slot in called if slot in self.sealed]
+            # the seed goes out with the first request that calls the sealed slots, never before (seal.py)
+            args["unseal"], self.sealed = self.sealed, None
         cpu_start = self.cpu_now()
         if self.last_cpu_s is not None:
             self.add_idle(f"before {op}", cpu_start - self.last_cpu_s)
@@ -400,11 +396,11 @@ def layout_end(layout: Layout) -> int:
     return layout.out_offsets[-1] + _aligned(layout.output_bytes)
 
 
-def unseal_as_timed(layout: Layout, slots: list[int]) -> list:
-    """For the harness's empty call: the unsealing a timed request of the candidate does on these slots, so the
-    judge's clock counts its cost on both sides of the subtraction. XOR twice restores, and the empty call reads
-    no input, so any seed does."""
-    return [[slot, [1] * len(layout.inputs)] for slot in slots]
+def unseal_as_timed(layout: Layout, slots: list[int]) -> dict:
+    """For the harness's empty call: the unsealing a timed request of the candidate does on slots 0 .. len(slots) - 1,
+    so that the judge's clock counts its cost on both sides of the subtraction. The empty call reads no input, so
+    any seed does."""
+    return {"seed": 1, "slots": len(slots)}
 
 
 # --- what the judge holds against the claims: evidence in, a registry of checks ---------------------------
@@ -1029,7 +1025,7 @@ class Judge:
                     before_write: Callable[[], object] | None = None) -> list[int]:
         """Inputs never seen before in the first `count` slots (all by default); returns their seeds.
         `before_write` runs once they are drawn, before any reaches the arena (the sandbox cannot see them yet)."""
-        from harness.verify import derive_seed
+        from harness.verify import derive_seed, tensors_of
         count = layout.slots if count is None else count
         seeds = [derive_seed(self.secret_seed, "timing", shape.name, tag, batch, i) for i in range(count)]
         drawn = None
@@ -1037,24 +1033,18 @@ class Judge:
             with self.cost("fresh_inputs"):
                 drawn = [self.draw(shape, None, seed) for seed in seeds]
             before_write()
-        sealed = {}
+        secret = seal.new_seed()
         with self.cost("fresh_inputs"):
+            begin, end = seal.region(layout.in_offsets, layout.out_offsets, count)
+            stream = seal.keystream(secret, end - begin, self.device)
             for slot, seed in enumerate(seeds):
-                inputs = drawn[slot] if drawn else self.draw(shape, None, seed)
-                sealed[slot] = self.write_sealed(layout, slot, inputs)
+                tensors = [t.contiguous() for t in tensors_of(drawn[slot] if drawn else self.draw(shape, None, seed))]
+                for offset, tensor in zip(layout.in_offsets[slot], tensors):
+                    seal.xor_(tensor, stream[offset - begin:offset - begin + tensor.numel() * tensor.element_size()])
+                self.write_inputs(layout, slot, tensors)
+            del stream
             self.sandbox.ask("stage", count * layout.input_bytes, slots=list(range(count)))
-        self.sandbox.sealed.update(sealed)   # sent with the request that calls each slot (SandboxClient.ask)
-        return seeds
-
-    def write_sealed(self, layout: Layout, slot: int, inputs: list) -> list[int]:
-        """One input set into a slot of the arena, each tensor sealed under a secret seed of its own (seal.py);
-        returns the seeds."""
-        from harness.verify import tensors_of
-        tensors = [tensor.contiguous() for tensor in tensors_of(inputs)]
-        seeds = [seal.new_seed() for _ in tensors]
-        for tensor, seed in zip(tensors, seeds):
-            seal.seal_(tensor, seed)
-        self.write_inputs(layout, slot, tensors)
+        self.sandbox.sealed = {"seed": secret, "slots": count}   # sent with the request that calls them
         return seeds
 
     def time(self, shape, layout: Layout, method: str, baseline: bool) -> dict:

@@ -12,6 +12,7 @@ open files beyond the standard ones.
 from __future__ import annotations
 
 import importlib.util
+import math
 import mmap
 import os
 import signal
@@ -93,6 +94,7 @@ class Sandbox:
         self.trivial_out: tuple = ()
         self.layout: dict = {}
         self.slots: list[list[torch.Tensor]] = []
+        self.staging = torch.empty(0, dtype=torch.uint8)   # every input slot's memory (op_layout)
         self.kept: list = []
         self.spin = timing.SpinState()
         self.graph = None
@@ -188,8 +190,13 @@ class Sandbox:
         self.slots, self.kept, self.graph = [], [], None
         self.layout = args
         dtype = DTYPES[args["dtype"]]
-        self.slots = [[torch.empty(shape, dtype=dtype, device=self.device) for shape in args["inputs"]]
-                      for _ in args["in_offsets"]]
+        # every input slot a view of one buffer laid out as the arena's slots are, so that unsealing the staged
+        # slots is one operation (seal.py)
+        begin, end = seal.region(args["in_offsets"], args["out_offsets"], len(args["in_offsets"]))
+        self.staging = torch.empty(end - begin, dtype=torch.uint8, device=self.device)
+        element = torch.empty((), dtype=dtype).element_size()
+        self.slots = [[self.staging[offset - begin:offset - begin + math.prod(shape) * element].view(dtype)
+                       .view(shape) for offset, shape in zip(offsets, args["inputs"])] for offsets in args["in_offsets"]]
         self.spin = timing.SpinState(float(args["spin_us"]))
         self.constants = [(int(position), value) for position, value in args.get("constants", [])]
         self.trivial_scratch = torch.zeros(1, device=self.device)
@@ -243,10 +250,11 @@ class Sandbox:
 
     def unseal(self, args: dict) -> None:
         """First thing in a request that calls the candidate: the slots the judge sealed when it staged them
-        (seal.py) become readable, with the seeds this request brought."""
-        for slot, seeds in args.get("unseal", []):
-            for buffer, seed in zip(self.slots[slot], seeds):
-                seal.seal_(buffer, int(seed))
+        (seal.py) become readable, with the seed this request brought, in one operation."""
+        sealed = args.get("unseal")
+        if sealed:
+            begin, end = seal.region(self.layout["in_offsets"], self.layout["out_offsets"], int(sealed["slots"]))
+            seal.xor_(self.staging[:end - begin], seal.keystream(int(sealed["seed"]), end - begin, self.device))
 
     def op_call(self, args: dict) -> dict:
         """Verification: the same staged inputs `len(out_slots)` times, each output copied to its slot."""

@@ -17,22 +17,34 @@ from tests.conftest import calibrated_judge, load_reference
                                          (torch.float64, (2, 2)), (torch.float32, (0,))])
 def test_sealing_twice_restores_every_bit_and_once_hides_them(dtype, shape):
     plain = (torch.randn(shape) * 100).to(dtype)
+    nbytes = plain.numel() * plain.element_size()
+    stream = seal.keystream(12345, (nbytes + 3) // 4 * 4, "cpu")[:nbytes]
     sealed = plain.clone()
-    seal.seal_(sealed, 12345)
+    seal.xor_(sealed, stream)
     if plain.numel():
         assert not torch.equal(sealed.view(torch.uint8), plain.view(torch.uint8))
     again = sealed.clone()
-    seal.seal_(again, 12345)
+    seal.xor_(again, seal.keystream(12345, (nbytes + 3) // 4 * 4, "cpu")[:nbytes])   # the same seed, drawn again
     assert torch.equal(again.view(torch.uint8), plain.view(torch.uint8))
     other = sealed.clone()
-    seal.seal_(other, 12346)   # another seed unseals nothing
+    seal.xor_(other, seal.keystream(12346, (nbytes + 3) // 4 * 4, "cpu")[:nbytes])   # another seed unseals nothing
     if plain.numel():
         assert not torch.equal(other.view(torch.uint8), plain.view(torch.uint8))
 
 
-def test_a_non_contiguous_tensor_is_refused():
+def test_bad_regions_and_tensors_are_refused():
     with pytest.raises(ValueError):
-        seal.seal_(torch.zeros(4, 4).t(), 1)
+        seal.keystream(1, 6, "cpu")   # not whole words
+    with pytest.raises(ValueError):
+        seal.xor_(torch.zeros(4, 4).t(), seal.keystream(1, 64, "cpu"))   # not contiguous
+    with pytest.raises(ValueError):
+        seal.xor_(torch.zeros(4), seal.keystream(1, 8, "cpu"))   # a keystream of another length
+
+
+def test_the_region_of_the_first_slots_ends_where_the_next_slot_or_the_outputs_begin():
+    layout = judge.plan_layout("s", [(3, 5), (7,)], (3, 5), "float32", 4, 3)
+    assert seal.region(layout.in_offsets, layout.out_offsets, 1) == (0, layout.in_offsets[1][0])
+    assert seal.region(layout.in_offsets, layout.out_offsets, 3) == (0, layout.out_offsets[0])
 
 
 @pytest.fixture(scope="module")
@@ -55,34 +67,34 @@ def requests_sent(monkeypatch):
     return sent
 
 
-def test_a_timed_set_is_staged_sealed_and_its_seeds_come_only_with_the_call(referee, requests_sent):
+def test_a_timed_set_is_staged_sealed_and_its_seed_comes_only_with_the_call(referee, requests_sent):
     referee, shape, layout = referee
     exchange, _ = referee.checked_burst(shape, layout, "cpu", 2, 0)   # the reference's outputs pass D103
     ops = [op for op, _ in requests_sent]
     assert ops[:2] == ["stage", "burst"], ops
     stage_args, burst_args = requests_sent[0][1], requests_sent[1][1]
     assert "unseal" not in stage_args
-    unseal = dict((slot, seeds) for slot, seeds in burst_args["unseal"])
-    assert sorted(unseal) == [0, 1] and all(len(seeds) == len(layout.inputs) for seeds in unseal.values())
-    assert not referee.sandbox.sealed   # each seed is sent once
-    # the arena still holds what was staged: sealed, and the seeds sent open it to the inputs the judge drew
+    assert burst_args["unseal"]["slots"] == 2 and referee.sandbox.sealed is None   # sent once
+    # the arena still holds what was staged: sealed, and the seed sent opens it to the inputs the judge drew
     from harness.verify import derive_seed
+    begin, end = seal.region(layout.in_offsets, layout.out_offsets, 2)
+    stream = seal.keystream(burst_args["unseal"]["seed"], end - begin, "cpu")
     for slot in (0, 1):
         plain = tensors_of(referee.draw(shape, None, derive_seed(referee.secret_seed, "timing", shape.name,
                                                                  "burst", 0, slot)))
         for index, (offset, tensor) in enumerate(zip(layout.in_offsets[slot], plain)):
             staged = referee.arena_view(offset, tuple(tensor.shape), tensor.dtype).clone()
             assert not torch.equal(staged, tensor), (slot, index)
-            seal.seal_(staged, unseal[slot][index])
+            seal.xor_(staged, stream[offset - begin:offset - begin + tensor.numel() * tensor.element_size()])
             assert torch.equal(staged, tensor), (slot, index)
 
 
-def test_a_plain_stage_drops_the_seeds_of_what_it_overwrites(referee, requests_sent):
+def test_a_plain_stage_drops_the_seed_of_what_it_overwrites(referee, requests_sent):
     referee, shape, layout = referee
     referee.stage_fresh(shape, layout, "warm", 0, 1)
-    assert 0 in referee.sandbox.sealed
+    assert referee.sandbox.sealed["slots"] == 1
     referee.sandbox.ask("stage", layout.input_bytes, slots=[0])   # as verification stages plain inputs
-    assert 0 not in referee.sandbox.sealed
+    assert referee.sandbox.sealed is None
     referee.sandbox.ask("burst", slots=[0], copy_out=True)
     assert "unseal" not in requests_sent[-1][1]
 
@@ -98,7 +110,5 @@ def test_the_empty_call_is_calibrated_unsealing_what_the_timed_requests_unseal(r
     untimed = bursts[0::3][:3]   # per round: the untimed single, the timed single, the full burst
     timed_singles, fulls = bursts[1::3][:3], bursts[2::3][:3]
     assert all("unseal" not in args for args in untimed)
-    assert all([slot for slot, _ in args["unseal"]] == [0] for args in timed_singles)
-    assert all([slot for slot, _ in args["unseal"]] == list(range(layout.slots)) for args in fulls)
-    assert all(len(seeds) == len(layout.inputs) for args in fulls for _, seeds in args["unseal"])
-    assert judge.unseal_as_timed(layout, [0]) == [[0, [1] * len(layout.inputs)]]
+    assert all(args["unseal"]["slots"] == 1 for args in timed_singles)
+    assert all(args["unseal"]["slots"] == layout.slots for args in fulls)
