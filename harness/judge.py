@@ -11,6 +11,7 @@ What the judge does itself, and so what no candidate can forge:
 - reads every output back from the arena and compares it with the gold it computed;
 - gives every timed call inputs it has never seen, and decides in secret, after the calls, which of their
   outputs it fetches and checks (D103);
+- stages timed inputs sealed, readable only with a seed it sends in the request that calls them (seal.py);
 - times back-to-back bursts of calls by its own clock and holds the claimed per-call time against them
   (D108), measures a fetch against a calibrated one (D109, work still running), and reads the sandbox
   user's CPU time from /proc, so CPU burnt between requests (D110) or processes left running (D114) show;
