@@ -1,0 +1,188 @@
+"""Does probe74 time the kernel it probes? Its marks are global stores, and the prep's round one ends in a proxy fence
+(`fence.proxy.async.shared::cta`) right after mark 1: if that fence waits for the warp's outstanding global stores,
+the ~1,000-1,500 cycles probe74 reads between mark 1 and the vote's release are the probe's own. Builds of v69_sacc
+(or a file with its WSH_MARK hooks) at large, each timed by CUDA events over one process's calls:
+  plain  the file as it is (no marks);
+  bare   the consumers' marks 0 and 5 only (loop top, arrival), no prep marks: the chunk with no store before a fence;
+  lean   probe74 --lean (the consumers' 0 and 5, every prep mark);
+  after  lean with the prep's mark 1 after the round-one fence (its "vote" is then the barrier alone);
+  reg    lean with the prep's marks held in registers and stored after the CTA barrier (no mark store right before
+         a fence; the next chunk's round-one fence comes ~2,500 cycles after them).
+Every mark also stores %globaltimer beside clock64, so cycles per ns (the SM clock under load) come from the same run.
+    python probe76.py FILE [--dry] [--modes plain,bare,lean,after,reg]"""
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+SHAPE = (8, 4096, 16, 128)
+NCH = 128
+NB = 128
+NM = 16
+MODES = ["plain", "bare", "lean", "after", "reg"]
+
+PREP_LOOP_MARKS = ["WSH_MARK(0, ch + 1);", "WSH_MARK(6, ch + 1);", "WSH_MARK(7, ch + 1);", "WSH_MARK(5, ch + 1);"]
+EXTRA_MARKS = ["WSH_MARK(8, ch + 1);", "WSH_MARK(9, ch + 1);"]  # v76: after the gate store, after the TMA wait
+PREPARE_MARKS = ["WSH_MARK(1, c);", "WSH_MARK(2, c);", "WSH_MARK(3, c);"]
+
+
+def make_source(path: Path, mode: str) -> str:
+    src = path.read_text()
+    ver = path.stem.split("_")[0]
+    if mode == "plain":
+        return src
+
+    def sub(old, new, count=1):
+        nonlocal src
+        assert src.count(old) == count, (old, src.count(old))
+        src = src.replace(old, new)
+
+    # consumers: only the loop top (0) and the arrival (5)
+    top = src.index("WSH_MARK(0, ch);")
+    head, tail = src[:top], src[top:]
+    for m in (1, 2, 3, 4, 6, 7):
+        tail = tail.replace(f"WSH_MARK({m}, ch);", ";")
+    src = head + tail
+    store = (f"if ((threadIdx.x & 31) == 0 && (c) < {NCH} && blockIdx.x < {NB}) {{ "
+             f"const int pi_ = ((blockIdx.x * 16 + (threadIdx.x >> 5)) * {NCH} + (c)) * {NM} + (m); "
+             f"g_pp[pi_] = (unsigned)clock64(); g_gt[pi_] = globaltimer_ns(); }}")
+    sub("#define WSH_MARK(m, c)  // a probe's hook\n",
+        f"__device__ unsigned g_pp[{NB} * 16 * {NCH} * {NM}];\n"
+        f"__device__ unsigned long long g_gt[{NB} * 16 * {NCH} * {NM}];\n"
+        "__device__ __forceinline__ unsigned long long globaltimer_ns() { unsigned long long t; "
+        "asm volatile(\"mov.u64 %0, %globaltimer;\" : \"=l\"(t)); return t; }\n"
+        f"#define WSH_MARK(m, c) {store}\n"
+        "#define WSH_PMARK(m, c) pmk_[m] = (unsigned)clock64();\n")
+    # the prep's loop lies between these two comments; the consumers' own marks 0 and 5 stay
+    k0 = src.index("gd_wsh_kernel(const __grid_constant__")
+    a, z = src.index("// ---- producers", k0), src.index("// ---- consumers", k0)
+    prep_loop = src[a:z]
+    loop_marks = PREP_LOOP_MARKS + [mk for mk in EXTRA_MARKS if mk in prep_loop]
+    if mode == "bare":
+        for mk in loop_marks:
+            prep_loop = prep_loop.replace(mk, ";")
+        src = src[:a] + prep_loop + src[z:]
+        for mk in PREPARE_MARKS:
+            sub(mk, ";")
+    elif mode == "after":
+        sub("  WSH_MARK(1, c);\n  wg_proxy_fence();  // the pieces visible to A's wgmma after the vote's barrier\n",
+            "  wg_proxy_fence();  // the pieces visible to A's wgmma after the vote's barrier\n  WSH_MARK(1, c);\n")
+    elif mode == "reg":
+        for mk in loop_marks:
+            assert prep_loop.count(mk) == 1, mk
+            prep_loop = prep_loop.replace(mk, mk.replace("WSH_MARK", "WSH_PMARK"))
+        decl = "    float gn = 0.f, bn = 0.f;  // the next chunk to store's gate and beta (lane t)\n"
+        assert prep_loop.count(decl) == 1
+        prep_loop = prep_loop.replace(decl, decl + "    unsigned pmk_[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};\n")
+        prep_loop, ncalls = re.subn(r"(wsh_prepare\(sm, [^;]*?, tig)\);", r"\1, pmk_);", prep_loop)
+        assert ncalls == 2, ncalls
+        flush = (f"      if (lane == 0 && ch + 1 < {NCH} && blockIdx.x < {NB}) {{\n"
+                 f"        const int pb_ = ((blockIdx.x * 16 + warp) * {NCH} + ch + 1) * {NM};\n"
+                 "        g_pp[pb_ + 0] = pmk_[0]; g_pp[pb_ + 6] = pmk_[6]; g_pp[pb_ + 7] = pmk_[7]; g_pp[pb_ + 1] = pmk_[1];\n"
+                 "        g_pp[pb_ + 2] = pmk_[2]; g_pp[pb_ + 3] = pmk_[3]; g_pp[pb_ + 5] = pmk_[5];\n"
+                 + ("        g_pp[pb_ + 8] = pmk_[8]; g_pp[pb_ + 9] = pmk_[9];\n" if len(loop_marks) > 4 else "")
+                 + "      }\n")
+        bar = "      cta_sync();  // chunk c consumed; chunk c+1 prepared\n"
+        assert prep_loop.count(bar) == 1
+        prep_loop = prep_loop.replace(bar, bar + flush)
+        src = src[:a] + prep_loop + src[z:]
+        for mk in PREPARE_MARKS:
+            sub(mk, mk.replace("WSH_MARK", "WSH_PMARK"))
+        sig = "void wsh_prepare(float* sm, int c, int n, int ptid, int lane, int pw, int gid, int tig) {"
+        sub(sig, sig.replace("int tig)", "int tig, unsigned (&pmk_)[10])"))
+    sub("cuda_sources=[CUDA_SRC + DISPATCH_SRC],", "cuda_sources=[CUDA_SRC + DISPATCH_SRC + PP_SRC],")
+    words = NB * 16 * NCH * NM
+    sub(f'CPP_SRC = "void sgd_{ver}_forward(',
+        'PP_SRC = r"""\n'
+        f'torch::Tensor pp_read() {{ auto t = torch::zeros({{{words}}}, torch::kInt32);\n'
+        f'  cudaMemcpyFromSymbol(t.data_ptr<int32_t>(), g_pp, sizeof(unsigned) * {words}); return t; }}\n'
+        f'torch::Tensor gt_read() {{ auto t = torch::zeros({{{words}}}, torch::kInt64);\n'
+        f'  cudaMemcpyFromSymbol(t.data_ptr<int64_t>(), g_gt, sizeof(long long) * {words}); return t; }}\n"""\n'
+        f'CPP_SRC = "torch::Tensor pp_read(); torch::Tensor gt_read(); void sgd_{ver}_forward(')
+    sub(f'functions=["sgd_{ver}_forward"],', f'functions=["sgd_{ver}_forward", "pp_read", "gt_read"],')
+    return src
+
+
+def built(path: Path, mode: str):
+    src = make_source(path, mode)
+    name = f"sgd_{path.stem.replace('_', '')}_{mode}76"
+    src = src.replace(f'name="sgd_{path.stem}",', f'name="{name}",')
+    out = Path(__file__).with_name(f"probe76_{path.stem}_{mode}.py")
+    out.write_text(src)
+    return out, src
+
+
+def run(path: Path, mode: str):
+    import torch
+    out, src = built(path, mode)
+    module = types.ModuleType(out.stem)
+    exec(compile(src, str(out), "exec"), module.__dict__)
+    model, ext = module.ModelNew(), module._ext
+    import fcntl  # built in parallel, timed one at a time
+    lock = open("/tmp/probe76.lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    B, T, H, D = SHAPE
+    g = torch.Generator(device="cuda").manual_seed(1)
+    q, k, v = (torch.randn(B, T, H, D, device="cuda", generator=g) for _ in range(3))
+    gate = torch.sigmoid(torch.randn((B, T, H), device="cuda", generator=g) + 2.0)
+    args = [q, k, v, gate, torch.rand(B, T, H, device="cuda", generator=g)]
+    for _ in range(5):
+        model(*args)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(30):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        model(*args)
+        e1.record()
+        e1.synchronize()
+        times.append(e0.elapsed_time(e1) * 1000.0)
+    times.sort()
+    line = f"{path.stem} {mode}: events median {times[len(times) // 2]:.1f} us (min {times[0]:.1f}, max {times[-1]:.1f}) over 30 calls"
+    if mode == "plain":
+        print(line)
+        return
+    n = min(NCH, (T + 31) // 32)
+    p = ext.pp_read().view(NB, 16, NCH, NM)[: min(NB, B * H)].long()
+    gt = ext.gt_read().view(NB, 16, NCH, NM)[: min(NB, B * H)]
+    rel = lambda a, b: ((a - b + (1 << 31)) % (1 << 32) - (1 << 31)).double()
+    med = lambda x: x.median().item()
+    c = slice(3, n - 1)
+    arr0 = p[:, 0, :, 5]
+    step = med(rel(arr0[:, 3:n], arr0[:, 2:n - 1]))
+    # SM clock: consumer warp 0's loop top, chunk 1 to chunk n - 1, cycles over ns
+    cyc = rel(p[:, 0, n - 1, 0], p[:, 0, 1, 0])
+    ns = (gt[:, 0, n - 1, 0] - gt[:, 0, 1, 0]).double()
+    mhz = med(cyc / ns * 1000.0)
+    print(f"{line}; chunk {step:.0f} cycles (median over {p.shape[0]} CTAs x chunks 2..{n - 2}, consumer warp 0's "
+          f"arrival to arrival); SM clock {mhz:.0f} MHz (clock64 over %globaltimer, same marks); "
+          f"{step * n / mhz:.1f} us of chunks at that clock")
+    for w in range(16):
+        r = p[:, w]
+        arrive = med(rel(r[:, 3:n, 5], arr0[:, 3:n]))
+        if w < 8:
+            wait = med(rel(r[:, 3:n - 1, 0], r[:, 3:n - 1, 5]))
+            print(f"  warp {w:2d} consumer arrival {arrive:+6.0f}; top to arrival "
+                  f"{med(rel(r[:, 3:n, 5], r[:, 2:n - 1, 0])):5.0f}, barrier {wait:5.0f}")
+        elif mode != "bare":
+            ph = {"wait": (6, 0), "round 1": (1, 6), "vote": (2, 1), "round 2": (3, 2), "to arrival": (5, 3)}
+            parts = ", ".join(f"{k} {med(rel(r[:, c, a], r[:, c, b])):5.0f}" for k, (a, b) in ph.items())
+            extra = f", TMA issue {med(rel(r[:, 3:n - 2, 7], r[:, 3:n - 2, 6])):5.0f}" if w == 15 else ""
+            if (r[:, c, 9] != 0).all():  # v76's marks: wait = gate store (0 -> 8), TMA wait (8 -> 9), producers' barrier (9 -> 6)
+                extra += (f" [wait: gate store {med(rel(r[:, c, 8], r[:, c, 0])):5.0f}, TMA {med(rel(r[:, c, 9], r[:, c, 8])):5.0f}, "
+                          f"barrier {med(rel(r[:, c, 6], r[:, c, 9])):5.0f}]")
+            print(f"  warp {w:2d} prep     arrival {arrive:+6.0f}; {parts}{extra}")
+
+
+if __name__ == "__main__":
+    modes = MODES
+    for a in sys.argv[1:]:
+        if a.startswith("--modes="):
+            modes = a.split("=", 1)[1].split(",")
+    for arg in [a for a in sys.argv[1:] if not a.startswith("--")]:
+        for mode in modes:
+            if "--dry" in sys.argv:
+                print("wrote", built(Path(arg), mode)[0])
+            else:
+                run(Path(arg), mode)
