@@ -17,10 +17,12 @@ cycles), and builds A for ~1,740.
   the 4 column blocks as a dimension of stride 128 bytes, box (32, 32, 4, 1, 1)) instead of four 4 KB boxes: the
   same bytes in the same swizzled layout (box g at 4 KB g, rows of 128 bytes, the swizzle's row index t mod 8),
   3 instructions from lane 0 instead of 12. Tells whether the 1,466 cycles are per instruction or per byte.
+- v76c_gbtmaqk: v75b_tmaqk (make_v75.py: v74 with q's and k's boxes issued by warpgroup 1 after the vote and after
+  its round two, v's four at the loop top) with v76a's change: the other way to take the issue off the vote's path.
 
 Both add marks 8 (after the gate store) and 9 (after the TMA wait) for probe76's reg mode. No operation on data
 changes: y is bitwise v74's, which is bitwise v69's.
-Predictions (written before the run): v76a's loop-top wait 752 -> ~150-250 cycles, chunk (bare) 7,085 -> ~6,550,
+Before: make_v74.py, then make_v75.py (v75b). Predictions (written before the run): v76a's loop-top wait 752 -> ~150-250 cycles, chunk (bare) 7,085 -> ~6,550,
 the prep still setting it; large 523-532 (v74 in calls 4, 9) -> ~490-500 µs on an H100. v76b: if the issue is per
 instruction, warp 15's TMA issue 1,466 -> ~400 and the vote's wait down by ~1,000, the chunk then ~5,500-5,800 (the
 consumers' ~5,100 plus the barrier): ~410-440 µs; if per byte, as v76a."""
@@ -29,8 +31,9 @@ from pathlib import Path
 ROOT = next(d for d in Path(__file__).resolve().parents if (d / "candidates").is_dir())
 
 
-def build(name: str, tma5d: bool):
-    src = (ROOT / ".gpu/v74_async.py").read_text()
+def build(name: str, tma5d: bool, base: str = "v74_async"):
+    src = (ROOT / ".gpu" / f"{base}.py").read_text()
+    bver = base.split("_")[0]
 
     def sub(old, new, count=1):
         nonlocal src
@@ -52,7 +55,7 @@ def build(name: str, tma5d: bool):
     sub("""        // chunk c + 2's gate and beta after the prep's fences (each waits for this thread's outstanding loads)
         if (issuer && ch + 2 < nchunks) wsh_gb_load(gate, beta, b, h, T, H, ch + 2, lane, gn, bn);
 """, "")
-    line = f"# {name}: v74_async (below) with chunk c+2's gate and beta loaded at the prep's loop top, a chunk before they are stored"
+    line = f"# {name}: {base} (below) with chunk c+2's gate and beta loaded at the prep's loop top, a chunk before they are stored"
     if tma5d:
         sub("""__device__ __forceinline__ void tma_box(float* dst, const CUtensorMap* map, int d0, int h, int t0, int b, uint64_t* m) {""",
             """// A chunk of one tensor (128 columns x 32 steps of one head) as one box of wsh_map's 5D view; box g of the 4D
@@ -97,10 +100,10 @@ CUtensorMap wsh_map(const torch::Tensor& x, int B, int T, int H) {
         line = (f"# {name}: v74_async (below) with chunk c+2's gate and beta loaded at the prep's loop top, and q, k, v by one\n"
                 f"# TMA box each a chunk (a 5D tensor map) instead of four")
     ver = name.split("_")[0]
-    sub('CPP_SRC = "void sgd_v74_forward(', f'CPP_SRC = "void sgd_{ver}_forward(')
-    sub('functions=["sgd_v74_forward"],', f'functions=["sgd_{ver}_forward"],')
-    sub('name="sgd_v74_async",', f'name="sgd_{name}",')
-    src = src.replace("sgd_v74_forward", f"sgd_{ver}_forward")
+    sub(f'CPP_SRC = "void sgd_{bver}_forward(', f'CPP_SRC = "void sgd_{ver}_forward(')
+    sub(f'functions=["sgd_{bver}_forward"],', f'functions=["sgd_{ver}_forward"],')
+    sub(f'name="sgd_{base}",', f'name="sgd_{name}",')
+    src = src.replace(f"sgd_{bver}_forward", f"sgd_{ver}_forward")
     src = line + "\n" + src
     out = ROOT / ".gpu" / f"{name}.py"
     out.write_text(src)
@@ -109,3 +112,4 @@ CUtensorMap wsh_map(const torch::Tensor& x, int B, int T, int H) {
 
 build("v76a_gbearly", tma5d=False)
 build("v76b_tma5d", tma5d=True)
+build("v76c_gbtmaqk", tma5d=False, base="v75b_tmaqk")

@@ -75,7 +75,7 @@ def make_source(path: Path, mode: str) -> str:
         decl = "    float gn = 0.f, bn = 0.f;  // the next chunk to store's gate and beta (lane t)\n"
         assert prep_loop.count(decl) == 1
         prep_loop = prep_loop.replace(decl, decl + "    unsigned pmk_[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};\n")
-        prep_loop, ncalls = re.subn(r"(wsh_prepare\(sm, [^;]*?, tig)\);", r"\1, pmk_);", prep_loop)
+        prep_loop, ncalls = re.subn(r"(wsh_prepare\(sm, [^;]*?)\);", r"\1, pmk_);", prep_loop)
         assert ncalls == 2, ncalls
         flush = (f"      if (lane == 0 && ch + 1 < {NCH} && blockIdx.x < {NB}) {{\n"
                  f"        const int pb_ = ((blockIdx.x * 16 + warp) * {NCH} + ch + 1) * {NM};\n"
@@ -89,8 +89,8 @@ def make_source(path: Path, mode: str) -> str:
         src = src[:a] + prep_loop + src[z:]
         for mk in PREPARE_MARKS:
             sub(mk, mk.replace("WSH_MARK", "WSH_PMARK"))
-        sig = "void wsh_prepare(float* sm, int c, int n, int ptid, int lane, int pw, int gid, int tig) {"
-        sub(sig, sig.replace("int tig)", "int tig, unsigned (&pmk_)[10])"))
+        src, nsig = re.subn(r"(void wsh_prepare\([^)]*)\) \{", r"\1, unsigned (&pmk_)[10]) {", src)
+        assert nsig == 1, nsig
     sub("cuda_sources=[CUDA_SRC + DISPATCH_SRC],", "cuda_sources=[CUDA_SRC + DISPATCH_SRC + PP_SRC],")
     words = NB * 16 * NCH * NM
     sub(f'CPP_SRC = "void sgd_{ver}_forward(',
