@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 36, call 15: probe76 on v69 (plain), v76a_gbearly, v76b_tma5d and v76c_gbtmaqk (plain, bare, reg) at
+# Session 36, written for the next call (not run: no machine came): probe76 on v69 (plain), v76a_gbearly, v76b_tma5d and v76c_gbtmaqk (plain, bare, reg) at
 # large (make_v76.py), then run63.sh: compare53 of the v76 files against v69 and one harness run of v69 and those that pass.
 set -u
 export PYTHONUNBUFFERED=1
@@ -24,4 +24,4 @@ wait
 cat $OUT/probes/timeline.txt
 for f in $OUT/probes/*_plain.log $OUT/probes/*_bare.log $OUT/probes/*_reg.log; do grep -v -i warn $f | tail -18; done
 tar czf $OUT/probes.tgz -C $OUT probes && rm -rf $OUT/probes
-RUN=call15 BASE=v69_sacc NEW="$V76" PROBE=" " LIMIT=$(( 420 - ($(date +%s) - T0) )) bash .gpu/run63.sh
+RUN=call_v76 BASE=v69_sacc NEW="$V76" PROBE=" " LIMIT=$(( 420 - ($(date +%s) - T0) )) bash .gpu/run63.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 36, call 15 (cut to fit the device time left): probe76 on v69 (plain), v74 (bare) and on v76a_gbearly, v76b_tma5d and
+# Session 36, written for the next call (not run: no machine came), the short form: probe76 on v69 (plain), v74 (bare) and on v76a_gbearly, v76b_tma5d and
 # v76c_gbtmaqk (bare) at large (make_v76.py). No compare53, no harness run.
 set -u
 export PYTHONUNBUFFERED=1 TORCH_EXTENSIONS_DIR=/tmp/ext76
