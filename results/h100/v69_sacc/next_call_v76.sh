@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 36, written for the next call (not run: no machine came): probe76 on v69 (plain), v76a_gbearly, v76b_tma5d and v76c_gbtmaqk (plain, bare, reg) at
+# Session 36, written for the next call (not run: no machine came): probe76 on v69 (plain), v76a_gbearly, v76b_tma5d and v76c_gbtmaqk (bare, reg) at
 # large (make_v76.py), then run63.sh: compare53 of the v76 files against v69 and one harness run of v69 and those that pass.
 set -u
 export PYTHONUNBUFFERED=1
