@@ -9,9 +9,9 @@ the ~1,000-1,500 cycles probe74 reads between mark 1 and the vote's release are 
   reg    lean with the prep's marks held in registers and stored after the CTA barrier (no mark store right before
          a fence; the next chunk's round-one fence comes ~2,500 cycles after them).
 Every mark also stores %globaltimer beside clock64, so cycles per ns (the SM clock under load) come from the same run.
-    python probe76.py FILE [--dry] [--modes plain,bare,lean,after,reg]"""
+Call 14 (session 36): they are; the prep's marks add ~1,700 cycles a chunk (call14/probe76.log).
+    python probe76.py FILE [--dry] [--modes=plain,bare,lean,after,reg]"""
 import re
-import subprocess
 import sys
 import types
 from pathlib import Path
