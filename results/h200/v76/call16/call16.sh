@@ -1,0 +1,2 @@
+# call 16, on the same warm H200 right after call 15 (session 37), as sent:
+mkdir -p $OUT/p; cp .gpu/v76b_tma5d.py .gpu/v76a_gbearly.py candidates/scalar_gated_delta/; for n in v76b_tma5d v76a_gbearly; do (TORCH_EXTENSIONS_DIR=/tmp/ext76r timeout 170 python results/h100/v69_sacc/probe76.py candidates/scalar_gated_delta/$n.py --modes=reg > $OUT/p/${n}_reg.log 2>&1; echo "$n rc=$?" >> $OUT/p/t.txt) & done; wait; cat $OUT/p/t.txt; for n in v76b_tma5d v76a_gbearly; do grep -v -i warn $OUT/p/${n}_reg.log | tail -20; done
