@@ -58,7 +58,7 @@ def make_source(path: Path, mode: str) -> str:
     k0 = src.index("gd_wsh_kernel(const __grid_constant__")
     a, z = src.index("// ---- producers", k0), src.index("// ---- consumers", k0)
     prep_loop = src[a:z]
-    loop_marks = PREP_LOOP_MARKS + [mk for mk in EXTRA_MARKS if mk in prep_loop]
+    loop_marks = [mk for mk in PREP_LOOP_MARKS + EXTRA_MARKS if mk in prep_loop]  # v77: no mark 7 (no TMA issue there)
     if mode == "bare":
         for mk in loop_marks:
             prep_loop = prep_loop.replace(mk, ";")
@@ -81,7 +81,7 @@ def make_source(path: Path, mode: str) -> str:
                  f"        const int pb_ = ((blockIdx.x * 16 + warp) * {NCH} + ch + 1) * {NM};\n"
                  "        g_pp[pb_ + 0] = pmk_[0]; g_pp[pb_ + 6] = pmk_[6]; g_pp[pb_ + 7] = pmk_[7]; g_pp[pb_ + 1] = pmk_[1];\n"
                  "        g_pp[pb_ + 2] = pmk_[2]; g_pp[pb_ + 3] = pmk_[3]; g_pp[pb_ + 5] = pmk_[5];\n"
-                 + ("        g_pp[pb_ + 8] = pmk_[8]; g_pp[pb_ + 9] = pmk_[9];\n" if len(loop_marks) > 4 else "")
+                 + ("        g_pp[pb_ + 8] = pmk_[8]; g_pp[pb_ + 9] = pmk_[9];\n" if EXTRA_MARKS[1] in loop_marks else "")
                  + "      }\n")
         bar = "      cta_sync();  // chunk c consumed; chunk c+1 prepared\n"
         assert prep_loop.count(bar) == 1
@@ -168,7 +168,8 @@ def run(path: Path, mode: str):
         elif mode != "bare":
             ph = {"wait": (6, 0), "round 1": (1, 6), "vote": (2, 1), "round 2": (3, 2), "to arrival": (5, 3)}
             parts = ", ".join(f"{k} {med(rel(r[:, c, a], r[:, c, b])):5.0f}" for k, (a, b) in ph.items())
-            extra = f", TMA issue {med(rel(r[:, 3:n - 2, 7], r[:, 3:n - 2, 6])):5.0f}" if w == 15 else ""
+            extra = (f", TMA issue {med(rel(r[:, 3:n - 2, 7], r[:, 3:n - 2, 6])):5.0f}"
+                     if w == 15 and (r[:, 3:n - 2, 7] != 0).all() else "")
             if (r[:, c, 9] != 0).all():  # v76's marks: wait = gate store (0 -> 8), TMA wait (8 -> 9), producers' barrier (9 -> 6)
                 extra += (f" [wait: gate store {med(rel(r[:, c, 8], r[:, c, 0])):5.0f}, TMA {med(rel(r[:, c, 9], r[:, c, 8])):5.0f}, "
                           f"barrier {med(rel(r[:, c, 6], r[:, c, 9])):5.0f}]")
