@@ -1,4 +1,4 @@
-"""Write .gpu/v73_tfqs.py from candidates/scalar_gated_delta/v69_sacc.py (session 32).
+"""Write .gpu/v73_tfqs.py from .gpu/v69_sacc.py (session 32; make_v74.py writes it).
 
 v69's consumers split their state into fp16 pieces every chunk for Q S0: row maxima, a power-of-two scale a row,
 then hi = fp16(x), lo = fp16(x - hi): ~320 instructions a consumer thread a chunk. v72 moved Q S0 (and A) to bf16
@@ -28,7 +28,7 @@ only where the bound allows a drop, and Q S0 = (Q R) lam 2^le with the factor in
 from pathlib import Path
 
 ROOT = next(d for d in Path(__file__).resolve().parents if (d / "candidates").is_dir())
-src = (ROOT / "candidates/scalar_gated_delta/v69_sacc.py").read_text()
+src = (ROOT / ".gpu/v69_sacc.py").read_text()
 
 
 def sub(old, new, count=1):

@@ -20,10 +20,16 @@ group 0 goes; 11 DEPBAR), for one split's delay before the tensor core starts.
 NAME=v74b_regs writes the other cure for C7512 instead, to time it beside: v69's groups of two k steps, with the
 consumers at 184 registers and the prep warpgroups at 72 (124 bytes of spills in the prep)."""
 import os
+import subprocess
 from pathlib import Path
 
 ROOT = next(d for d in Path(__file__).resolve().parents if (d / "candidates").is_dir())
-src = (ROOT / "candidates/scalar_gated_delta/v69_sacc.py").read_text()
+V69 = ROOT / "candidates/scalar_gated_delta/v69_sacc.py"   # in the catalogue until v76b replaced it (session 37)
+src = V69.read_text() if V69.exists() else subprocess.run(
+    ["git", "-C", str(ROOT), "show", "904dc1c:candidates/scalar_gated_delta/v69_sacc.py"],
+    check=True, capture_output=True, text=True).stdout
+(ROOT / ".gpu").mkdir(exist_ok=True)
+(ROOT / ".gpu/v69_sacc.py").write_text(src)   # the base make_v70, v71, v73 and v75 read
 
 
 def sub(old, new, count=1):

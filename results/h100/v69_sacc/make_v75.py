@@ -102,7 +102,7 @@ __device__ __forceinline__ void wsh_wait_chunk(float* sm, int c) {""")
     print("wrote", out)
 
 
-v69 = ROOT / "candidates/scalar_gated_delta/v69_sacc.py"
+v69 = ROOT / ".gpu/v69_sacc.py"   # make_v74.py writes it (v69 left the catalogue in session 37)
 v74 = ROOT / ".gpu/v74_async.py"
 build(v69, "v75a_tmaqk", "tmaqk")
 build(v74, "v75b_tmaqk", "tmaqk")

@@ -169,7 +169,7 @@ def run(path: Path, mode: str):
             ph = {"wait": (6, 0), "round 1": (1, 6), "vote": (2, 1), "round 2": (3, 2), "to arrival": (5, 3)}
             parts = ", ".join(f"{k} {med(rel(r[:, c, a], r[:, c, b])):5.0f}" for k, (a, b) in ph.items())
             extra = (f", TMA issue {med(rel(r[:, 3:n - 2, 7], r[:, 3:n - 2, 6])):5.0f}"
-                     if w == 15 and (r[:, 3:n - 2, 7] != 0).all() else "")
+                     if (r[:, 3:n - 2, 7] != 0).all() else "")  # the warps that issue boxes (v77: prep warps 1-3)
             if (r[:, c, 9] != 0).all():  # v76's marks: wait = gate store (0 -> 8), TMA wait (8 -> 9), producers' barrier (9 -> 6)
                 extra += (f" [wait: gate store {med(rel(r[:, c, 8], r[:, c, 0])):5.0f}, TMA {med(rel(r[:, c, 9], r[:, c, 8])):5.0f}, "
                           f"barrier {med(rel(r[:, c, 6], r[:, c, 9])):5.0f}]")

@@ -1,3 +1,7 @@
+# v76b_tma5d: v74_async (below) with chunk c+2's gate and beta loaded at the prep's loop top, and q, k, v by one
+# TMA box each a chunk (a 5D tensor map) instead of four
+# v74_async: v69_sacc (below) with its wgmma left asynchronous by ptxas: K^T Vt waited inside its own branch
+# (y's stores between its commit and wait), Q S0 in groups of one k step (its pieces fit the registers).
 # v69_sacc: v68c_both (below) with the consumers' state kept in K^T Vt's accumulator, K^T Vt issued before y's stores.
 # v68c_both: v67_iter (below) with v68a_apair's A and v68b_cpipe's consumer pipelining.
 # v67_iter: v64_avt (below) with wgmma descriptors advanced by constants and the v tile's offsets hoisted.
@@ -2351,6 +2355,15 @@ __device__ __forceinline__ void mbar_wait(uint64_t* m, uint32_t parity) {
       : "memory");
 }
 // One box (32 columns x 32 steps of one head) of a (D, H, T, B) tensor into shared memory, completing on m.
+// A chunk of one tensor (128 columns x 32 steps of one head) as one box of wsh_map's 5D view; box g of the 4D
+// view's layout at 4 KB g.
+__device__ __forceinline__ void tma_tile(float* dst, const CUtensorMap* map, int h, int t0, int b, uint64_t* m) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], "
+      "[%7];" ::"r"(sm_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(t0), "r"(0), "r"(h), "r"(b), "r"(sm_addr(m))
+      : "memory");
+}
 __device__ __forceinline__ void tma_box(float* dst, const CUtensorMap* map, int d0, int h, int t0, int b, uint64_t* m) {
   asm volatile(
       "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
@@ -2371,12 +2384,9 @@ __device__ __forceinline__ void wsh_tma_chunk(float* sm, const CUtensorMap* tq, 
   wg_proxy_fence();  // this thread's view: the buffers' earlier generic reads (ordered by the CTA barrier) first
   mbar_expect_tx(m, 3 * W::TILE * 4);
   const int t0 = ca * W::C;
-#pragma unroll
-  for (int cb = 0; cb < 4; ++cb) {
-    tma_box(qd + cb * 1024, tq, 32 * cb, h, t0, b, m);
-    tma_box(kd + cb * 1024, tk, 32 * cb, h, t0, b, m);
-    tma_box(vd + cb * 1024, tv, 32 * cb, h, t0, b, m);
-  }
+  tma_tile(qd, tq, h, t0, b, m);
+  tma_tile(kd, tk, h, t0, b, m);
+  tma_tile(vd, tv, h, t0, b, m);
 }
 __device__ __forceinline__ void wsh_wait_chunk(float* sm, int c) {
   using W = WshCfg;
@@ -2784,8 +2794,15 @@ gd_wsh_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
     for (int ch = 0; ch < nchunks; ++ch) {
       if (ch + 1 < nchunks) {
         WSH_MARK(0, ch + 1);
-        if (issuer) wsh_gb_store(sm, ch + 1, gn, bn, lane);
+        if (issuer) {
+          wsh_gb_store(sm, ch + 1, gn, bn, lane);
+          // chunk c + 2's gate and beta a whole chunk before they are stored (the round-one fence comes ~4,000
+          // cycles after this load; it waits for the thread's outstanding loads)
+          if (ch + 2 < nchunks) wsh_gb_load(gate, beta, b, h, T, H, ch + 2, lane, gn, bn);
+        }
+        WSH_MARK(8, ch + 1);
         wsh_wait_chunk(sm, ch + 1);
+        WSH_MARK(9, ch + 1);
         producer_sync<W::NP>();  // chunk c+1's gate and beta visible
         WSH_MARK(6, ch + 1);
         if (issuer && ch + 2 < nchunks) {
@@ -2794,8 +2811,6 @@ gd_wsh_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
           WSH_MARK(7, ch + 1);
         }
         wsh_prepare(sm, ch + 1, min(C, T - (ch + 1) * C), ptid, lane, pw, gid, tig);
-        // chunk c + 2's gate and beta after the prep's fences (each waits for this thread's outstanding loads)
-        if (issuer && ch + 2 < nchunks) wsh_gb_load(gate, beta, b, h, T, H, ch + 2, lane, gn, bn);
       }
       WSH_MARK(5, ch + 1);
       cta_sync();  // chunk c consumed; chunk c+1 prepared
@@ -2874,11 +2889,12 @@ gd_wsh_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
         s1 *= lam1;
         inv0 = ldexp_sat(inv0, le0);  // 1 / (S's scale)
         inv1 = ldexp_sat(inv1, le1);
-        // Four groups of two k steps, the pieces in two register buffers: group qb's split runs while group qb - 1's
-        // wgmma execute; a buffer is rewritten only after its group has completed (wait_group 1).
-        uint32_t ah[2][2][4], al[2][2][4];
+        // Eight groups of one k step, the pieces in two register buffers: group qb's split runs while group qb - 1's
+        // wgmma execute; a buffer is rewritten only after its group has completed (wait_group 1). Two steps a group
+        // need 16 registers more than the consumers hold beside S, O, P and Vt'' (else C7512, all serialized).
+        uint32_t ah[2][1][4], al[2][1][4];
 #pragma unroll
-        for (int qb = 0; qb < 4; ++qb) {
+        for (int qb = 0; qb < 8; ++qb) {
           const int bf = qb & 1;
           if (qb >= 2) {
             wg_wait1();
@@ -2886,14 +2902,14 @@ gd_wsh_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
             wg_keep(al[bf]);
           }
 #pragma unroll
-          for (int u = 0; u < 2; ++u) {
-            const int kk = 2 * qb + u;
+          for (int u = 0; u < 1; ++u) {
+            const int kk = qb + u;
             split_h2(S[(2 * kk) >> 3][(2 * kk) & 7][0] * s0, S[(2 * kk) >> 3][(2 * kk) & 7][1] * s0, ah[bf][u][0], al[bf][u][0]);
             split_h2(S[(2 * kk) >> 3][(2 * kk) & 7][2] * s1, S[(2 * kk) >> 3][(2 * kk) & 7][3] * s1, ah[bf][u][1], al[bf][u][1]);
             split_h2(S[(2 * kk + 1) >> 3][(2 * kk + 1) & 7][0] * s0, S[(2 * kk + 1) >> 3][(2 * kk + 1) & 7][1] * s0, ah[bf][u][2], al[bf][u][2]);
             split_h2(S[(2 * kk + 1) >> 3][(2 * kk + 1) & 7][2] * s1, S[(2 * kk + 1) >> 3][(2 * kk + 1) & 7][3] * s1, ah[bf][u][3], al[bf][u][3]);
           }
-          if (qb == 3) wsh_zero(P);
+          if (qb == 7) wsh_zero(P);
           wg_keep(O);
           wg_keep(ah[bf]);
           wg_keep(al[bf]);
@@ -2902,14 +2918,14 @@ gd_wsh_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
           wg_keep(wl);
           wg_fence();
 #pragma unroll
-          for (int u = 0; u < 2; ++u) {
-            const int kk = 2 * qb + u;  // columns 16 kk .. 16 kk + 15: 128 halves (64 floats) a step
+          for (int u = 0; u < 1; ++u) {
+            const int kk = qb + u;  // columns 16 kk .. 16 kk + 15: 128 halves (64 floats) a step
             const uint64_t dh = wg_desc_at(bqh, 64 * kk), dl = wg_desc_at(bql, 64 * kk);
             wh_mma_n32(O, al[bf][u], dh);
             wh_mma_n32(O, ah[bf][u], dl);
             wh_mma_n32(O, ah[bf][u], dh);
           }
-          if (qb == 3) wsh_avt(P, wh, wl, aph, apl);  // A Vt in Q S0's last group
+          if (qb == 7) wsh_avt(P, wh, wl, aph, apl);  // A Vt in Q S0's last group
           wg_commit();
         }
         wg_wait0();
@@ -2960,6 +2976,32 @@ gd_wsh_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
       // times K'''s chunk scale), R' += Vt''^T K'' (2 k steps x 2 column blocks x 3 wgmma m64n64k16), then S = G_C f R'.
       // A row whose R' would pass 2^100 keeps R' there and drops the chunk's increment (its Vt'' rows zeroed here;
       // A Vt, which read them, is done): the increment is below 2^-60 of the row.
+      // y's stores: between K^T Vt's commit and its wait, or alone on the last chunk
+      auto store_y = [&]() {
+        if (n == C) {
+          float* yr = yb + 2 * tig * rs + j0;
+#pragma unroll
+          for (int nt = 0; nt < 4; ++nt) {
+            yr[8 * nt * rs] = O[nt][0];
+            yr[8 * nt * rs + 8] = O[nt][2];
+            yr[(8 * nt + 1) * rs] = O[nt][1];
+            yr[(8 * nt + 1) * rs + 8] = O[nt][3];
+          }
+        } else {
+#pragma unroll
+          for (int nt = 0; nt < 4; ++nt) {
+            const int t = 8 * nt + 2 * tig;
+            if (t < n) {
+              yb[t * rs + j0] = O[nt][0];
+              yb[t * rs + j0 + 8] = O[nt][2];
+            }
+            if (t + 1 < n) {
+              yb[(t + 1) * rs + j0] = O[nt][1];
+              yb[(t + 1) * rs + j0 + 8] = O[nt][3];
+            }
+          }
+        }
+      };
       const bool last = ch + 1 == nchunks;
       const float GC = gsc[C - 1];
       int d0 = 0, d1 = 0;
@@ -3010,39 +3052,20 @@ gd_wsh_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
           }
         }
         wg_commit();
-      }
-      WSH_MARK(3, ch);
-      if (n == C) {
-        float* yr = yb + 2 * tig * rs + j0;
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt) {
-          yr[8 * nt * rs] = O[nt][0];
-          yr[8 * nt * rs + 8] = O[nt][2];
-          yr[(8 * nt + 1) * rs] = O[nt][1];
-          yr[(8 * nt + 1) * rs + 8] = O[nt][3];
-        }
+        WSH_MARK(3, ch);
+        store_y();
+        wg_wait0();  // K^T Vt in the same branch as its issue: ptxas pairs them only so (else C7515, all serialized)
+        wg_keep(S[0]);
+        wg_keep(S[1]);
       } else {
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt) {
-          const int t = 8 * nt + 2 * tig;
-          if (t < n) {
-            yb[t * rs + j0] = O[nt][0];
-            yb[t * rs + j0 + 8] = O[nt][2];
-          }
-          if (t + 1 < n) {
-            yb[(t + 1) * rs + j0] = O[nt][1];
-            yb[(t + 1) * rs + j0 + 8] = O[nt][3];
-          }
-        }
+        WSH_MARK(3, ch);
+        store_y();
       }
       WSH_MARK(4, ch);
       if (last) {
         cta_sync();
         break;  // the last chunk: no state after it
       }
-      wg_wait0();  // K^T Vt, issued before y's stores
-      wg_keep(S[0]);
-      wg_keep(S[1]);
       WSH_MARK(6, ch);
       lam0 = GC;
       lam1 = GC;
@@ -3115,14 +3138,15 @@ gd_wsh_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
   }
 }
 
-// A (B, T, H, 128) fp32 tensor as TMA boxes of 32 columns x 32 steps of one head, 128-byte swizzle.
+// A (B, T, H, 128) fp32 tensor viewed as (32 columns, T, 4 column blocks, H, B), so that one box (32, 32, 4, 1, 1)
+// lands a chunk of one head as four blocks of 32 columns x 32 steps, 4 KB apart, 128-byte swizzle.
 CUtensorMap wsh_map(const torch::Tensor& x, int B, int T, int H) {
   CUtensorMap m;
-  const cuuint64_t dims[4] = {128, (cuuint64_t)H, (cuuint64_t)T, (cuuint64_t)B};
-  const cuuint64_t strides[3] = {128 * 4, (cuuint64_t)H * 512, (cuuint64_t)T * H * 512};
-  const cuuint32_t box[4] = {32, 1, 32, 1};
-  const cuuint32_t estr[4] = {1, 1, 1, 1};
-  const CUresult r = cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, x.data_ptr<float>(), dims, strides,
+  const cuuint64_t dims[5] = {32, (cuuint64_t)T, 4, (cuuint64_t)H, (cuuint64_t)B};
+  const cuuint64_t strides[4] = {(cuuint64_t)H * 512, 128, 512, (cuuint64_t)T * H * 512};
+  const cuuint32_t box[5] = {32, 32, 4, 1, 1};
+  const cuuint32_t estr[5] = {1, 1, 1, 1, 1};
+  const CUresult r = cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 5, x.data_ptr<float>(), dims, strides,
                                             box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   TORCH_CHECK(r == CUDA_SUCCESS, "cuTensorMapEncodeTiled failed: ", (int)r);
@@ -3653,7 +3677,7 @@ bool seed_dispatch(const torch::Tensor& q, const torch::Tensor& k, const torch::
 """
 
 DISPATCH_SRC = r"""
-void sgd_v69_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y) {
+void sgd_v76b_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y) {
   TORCH_CHECK(q.is_cuda() && k.is_cuda() && v.is_cuda() && gate.is_cuda() && beta.is_cuda() && y.is_cuda(),
               "CUDA tensors");
   TORCH_CHECK(q.scalar_type() == torch::kFloat32 && k.scalar_type() == torch::kFloat32 &&
@@ -3687,13 +3711,13 @@ void sgd_v69_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::T
 }
 """
 
-CPP_SRC = "void sgd_v69_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y);"
+CPP_SRC = "void sgd_v76b_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y);"
 
 _ext = load_inline(
-    name="sgd_v69_sacc",
+    name="sgd_v76b_tma5d",
     cpp_sources=[CPP_SRC],
     cuda_sources=[CUDA_SRC + DISPATCH_SRC],
-    functions=["sgd_v69_forward"],
+    functions=["sgd_v76b_forward"],
     extra_cuda_cflags=["-O3", "-lineinfo", "--ptxas-options=-v", "-gencode=arch=compute_90a,code=sm_90a"],
     extra_ldflags=["-lcuda"],  # cuTensorMapEncodeTiled
     verbose=False,
@@ -3707,5 +3731,5 @@ class ModelNew(nn.Module):
     def forward(self, q, k, v, gate, beta):
         q = q.contiguous()
         y = torch.empty(q.shape, dtype=q.dtype, device=q.device)
-        _ext.sgd_v69_forward(q, k.contiguous(), v.contiguous(), gate.contiguous(), beta.contiguous(), y)
+        _ext.sgd_v76b_forward(q, k.contiguous(), v.contiguous(), gate.contiguous(), beta.contiguous(), y)
         return y
