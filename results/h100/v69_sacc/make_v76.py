@@ -28,12 +28,13 @@ instruction, warp 15's TMA issue 1,466 -> ~400 and the vote's wait down by ~1,00
 consumers' ~5,100 plus the barrier): ~410-440 µs; if per byte, as v76a."""
 from pathlib import Path
 
+from variant import write_variant
+
 ROOT = next(d for d in Path(__file__).resolve().parents if (d / "candidates").is_dir())
 
 
 def build(name: str, tma5d: bool, base: str = "v74_async"):
     src = (ROOT / ".gpu" / f"{base}.py").read_text()
-    bver = base.split("_")[0]
 
     def sub(old, new, count=1):
         nonlocal src
@@ -99,15 +100,7 @@ CUtensorMap wsh_map(const torch::Tensor& x, int B, int T, int H) {
   const CUresult r = cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 5, x.data_ptr<float>(), dims, strides,""")
         line = (f"# {name}: v74_async (below) with chunk c+2's gate and beta loaded at the prep's loop top, and q, k, v by one\n"
                 f"# TMA box each a chunk (a 5D tensor map) instead of four")
-    ver = name.split("_")[0]
-    sub(f'CPP_SRC = "void sgd_{bver}_forward(', f'CPP_SRC = "void sgd_{ver}_forward(')
-    sub(f'functions=["sgd_{bver}_forward"],', f'functions=["sgd_{ver}_forward"],')
-    sub(f'name="sgd_{base}",', f'name="sgd_{name}",')
-    src = src.replace(f"sgd_{bver}_forward", f"sgd_{ver}_forward")
-    src = line + "\n" + src
-    out = ROOT / ".gpu" / f"{name}.py"
-    out.write_text(src)
-    print("wrote", out)
+    write_variant(src, base, name, line)
 
 
 build("v76a_gbearly", tma5d=False)

@@ -24,12 +24,13 @@ consumers' reads of the v buffer are ordered by the CTA barrier before them), wa
 shrinks toward none."""
 from pathlib import Path
 
+from variant import write_variant
+
 ROOT = next(d for d in Path(__file__).resolve().parents if (d / "candidates").is_dir())
 
 
 def build(name: str, base: str = "v76b_tma5d"):
     src = (ROOT / "candidates/scalar_gated_delta" / f"{base}.py").read_text()
-    bver = base.split("_")[0]
 
     def sub(old, new, count=1):
         nonlocal src
@@ -75,15 +76,7 @@ __device__ __forceinline__ void wsh_wait_chunk(float* sm, int c) {""")
           WSH_MARK(7, ch + 1);
         }""")
     line = (f"# {name}: v76b_tma5d (below) with chunk c+2's three TMA boxes issued by prep warps 1-3, one each, not all by warp 15")
-    ver = name.split("_")[0]
-    sub(f'CPP_SRC = "void sgd_{bver}_forward(', f'CPP_SRC = "void sgd_{ver}_forward(')
-    sub(f'functions=["sgd_{bver}_forward"],', f'functions=["sgd_{ver}_forward"],')
-    sub(f'name="sgd_{base}",', f'name="sgd_{name}",')
-    src = src.replace(f"sgd_{bver}_forward", f"sgd_{ver}_forward")
-    src = line + "\n" + src
-    out = ROOT / ".gpu" / f"{name}.py"
-    out.write_text(src)
-    print("wrote", out)
+    write_variant(src, base, name, line)
 
 
 build("v77_tmaspread")
