@@ -19,6 +19,8 @@ Format history (`PROTOCOL_VERSION`):
      does while it waits for the GPU); hello keeps that mapping where its size is the same.
   5: timed inputs are staged sealed (seal.py): `call`, `warm`, `time` and `burst` may carry `unseal`, a list of
      [slot, [seed per input tensor]] the sandbox unseals first.
+  6: on the CPU the keystream of `unseal` is numpy's Philox-4x64 of the seed, unsealed a chunk at a time
+     (seal.py), no longer torch's Mersenne Twister; CUDA's is unchanged.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, fields
 
-PROTOCOL_VERSION = 5
+PROTOCOL_VERSION = 6
 MAX_REPLY_BYTES = 4 << 20   # a reply carries at most a few thousand samples
 
 

@@ -191,7 +191,7 @@ class Sandbox:
         self.layout = args
         dtype = DTYPES[args["dtype"]]
         # every input slot a view of one buffer laid out as the arena's slots are, so that unsealing the staged
-        # slots is one operation (seal.py)
+        # slots is one pass (seal.py)
         begin, end = seal.region(args["in_offsets"], args["out_offsets"], len(args["in_offsets"]))
         self.staging = torch.empty(end - begin, dtype=torch.uint8, device=self.device)
         element = torch.empty((), dtype=dtype).element_size()
@@ -250,11 +250,11 @@ class Sandbox:
 
     def unseal(self, args: dict) -> None:
         """First thing in a request that calls the candidate: the slots the judge sealed when it staged them
-        (seal.py) become readable, with the seed this request brought, in one operation."""
+        (seal.py) become readable, with the seed this request brought, in one pass."""
         sealed = args.get("unseal")
         if sealed:
             begin, end = seal.region(self.layout["in_offsets"], self.layout["out_offsets"], int(sealed["slots"]))
-            seal.xor_(self.staging[:end - begin], seal.keystream(int(sealed["seed"]), end - begin, self.device))
+            seal.unseal_(self.staging[:end - begin], int(sealed["seed"]), self.device)
 
     def op_call(self, args: dict) -> dict:
         """Verification: the same staged inputs `len(out_slots)` times, each output copied to its slot."""

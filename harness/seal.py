@@ -5,13 +5,19 @@ candidate runs in the sandbox's process: it can replace the sandbox's own `stage
 answer there, where neither the judge's burst clock nor its CPU accounting is looking (the judge's corpus:
 cpu_stage_precompute, cuda_stage_precompute). So the judge XORs the arena bytes of the input slots it stages for
 timing with a keystream drawn from a secret seed, and sends the seed only with the request that calls those slots
-(`time`, `burst`, `warm`); the sandbox XORs the same keystream back over the same bytes, in one operation, first
+(`time`, `burst`, `warm`); the sandbox XORs the same keystream back over the same bytes, in one pass, first
 thing in that request, inside the judge's clock. The harness's own empty call is calibrated unsealing as many
 slots in each request, so the judge's clock sees the cost on both sides of its subtraction.
 
-The keystream is torch's own generator (Philox on CUDA; the CPU's Mersenne Twister keeps 32 bits of the seed)
-drawn as 32-bit words: the judge and its sandbox run the same torch on the same device type, so both draw the same
-bytes. Without the seed, no staged byte says anything about the input it hides.
+The keystream on CUDA is torch's Philox on the device, drawn as 32-bit words. On the CPU it is numpy's
+Philox-4x64-10 (a 128-bit key from the seed), drawn and XORed a chunk of `CHUNK_BYTES` at a time (`unseal_`): torch's
+CPU generator is a Mersenne Twister (linear, 32 bits of the seed kept), and drawing the whole stream at once
+allocated as many bytes as the staged inputs in every request. At 64 slots of 2 MiB that was ~200 ms of the
+sandbox's CPU per request (~3 ms a call, page faults included), against ~130 us a call of an honest memory-bound
+candidate; the CPU-time check (D108) subtracts that cost as calibrated, so its drift under load read as the
+candidate's and refused honest candidates on a busy 2-core CI machine. The judge and its sandbox draw the same
+bytes: the same generator on the same device type. Without the seed, no staged byte says anything about the input
+it hides.
 
 What it leaves open: the unsealing is one pass over the staged inputs inside the judge's clock, subtracted as
 calibrated. A candidate that skips it and XORs the keystream inside its own kernel saves that pass, and the judge's
@@ -36,10 +42,16 @@ def region(in_offsets, out_offsets, count: int) -> tuple[int, int]:
     return begin, end
 
 
+CHUNK_BYTES = 1 << 18   # a chunk of the CPU keystream: drawn and XORed while it sits in cache (a multiple of 8)
+
+
 def keystream(seed: int, nbytes: int, device) -> torch.Tensor:
     """`nbytes` bytes (a multiple of 4) drawn from `seed` alone, on `device`, as a uint8 tensor."""
     if nbytes % 4:
         raise ValueError(f"a sealed region is whole 32-bit words, not {nbytes} bytes")
+    if torch.device(device).type == "cpu":
+        words = _cpu_bits(seed).random_raw((nbytes + 7) // 8)
+        return torch.from_numpy(words.view("uint8")[:nbytes])
     generator = torch.Generator(device=device).manual_seed(seed)
     words = torch.randint(-(1 << 31), 1 << 31, (nbytes // 4,), generator=generator, dtype=torch.int32, device=device)
     return words.view(torch.uint8)
@@ -54,3 +66,26 @@ def xor_(target: torch.Tensor, stream: torch.Tensor) -> None:
         raise ValueError(f"{data.numel()} bytes against a keystream of {stream.numel()}")
     if data.numel():
         data.bitwise_xor_(stream)
+
+
+def unseal_(target: torch.Tensor, seed: int, device) -> None:
+    """`xor_(target, keystream(seed, its size, device))`, on the CPU without the whole stream in memory: a chunk
+    at a time, one thread, no allocation larger than a chunk, so its cost is the same in every process."""
+    if torch.device(device).type != "cpu":
+        xor_(target, keystream(seed, target.numel() * target.element_size(), device))
+        return
+    import numpy
+    if not target.is_contiguous():
+        raise ValueError("sealing needs a contiguous tensor")
+    data = target.reshape(-1).view(torch.uint8).numpy()
+    if data.size % 4:
+        raise ValueError(f"a sealed region is whole 32-bit words, not {data.size} bytes")
+    bits = _cpu_bits(seed)
+    for start in range(0, data.size, CHUNK_BYTES):
+        piece = data[start:start + CHUNK_BYTES]
+        numpy.bitwise_xor(piece, bits.random_raw((piece.size + 7) // 8).view("uint8")[:piece.size], out=piece)
+
+
+def _cpu_bits(seed: int):
+    import numpy
+    return numpy.random.Philox(seed)

@@ -125,9 +125,23 @@ def test_the_twin_subtracts_no_more_than_it_measured():
 
 
 def test_on_the_cpu_the_twin_corrects_the_empty_calls_cpu_time_within_twice_calibration():
-    """CPU time per call, mean against mean: the twin's empty call's, at most twice the calibrated one."""
+    """CPU time per call, quickest against quickest: the twin's empty call's, at most twice the calibrated one."""
     cheat = dataclasses.replace(HONEST_CPU, claimed_us=5.0, cpu_us=900.0)
     bursts = judge.TwinBursts(64, (0.1,) * 3, (64 * 930e-6,) * 3, (0.01,) * 3, (64 * 60e-6,) * 3)
     assert judge.beside_twin(cheat, bursts, 0.01, 40e-6).cpu_us == pytest.approx(870.0)   # 60 us subtracted
     assert judge.beside_twin(cheat, bursts, 0.01, 20e-6).cpu_us == pytest.approx(890.0)   # at most 2 x 20
     assert judge.bursts_failed(judge.beside_twin(cheat, bursts, 0.01, 40e-6), RULES)
+
+
+def test_on_the_cpu_one_burst_a_load_spike_hit_does_not_refuse_an_honest_claim():
+    """A 2-core CI machine beside memory-bound load: one burst of three read +50% of the empty call's CPU time
+    (the seal's unsealing, ~1.1 ms a call; bursts of 1.34, 1.36 and 1.93 ms a call, the empty one 1.14), which as
+    a mean put an honest claim over its room. Every burst holds all of its calls' work, so the quickest cannot read
+    less than the work: a cheat's claim still fails."""
+    honest = dataclasses.replace(HONEST_CPU, claimed_us=140.0, cpu_us=0.0)
+    spiked = (64 * 1.30e-3, 64 * 1.31e-3, 64 * 2.0e-3)
+    bursts = judge.TwinBursts(64, (0.1,) * 3, spiked, (0.08,) * 3, (64 * 1.13e-3, 64 * 1.12e-3, 64 * 1.14e-3))
+    again = judge.beside_twin(honest, bursts, 0.08, 1.13e-3)
+    assert again.cpu_us == pytest.approx(180.0) and not judge.bursts_failed(again, RULES)
+    cheat = dataclasses.replace(honest, claimed_us=40.0)
+    assert judge.bursts_failed(judge.beside_twin(cheat, bursts, 0.08, 1.13e-3), RULES)

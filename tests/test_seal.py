@@ -41,6 +41,34 @@ def test_bad_regions_and_tensors_are_refused():
         seal.xor_(torch.zeros(4), seal.keystream(1, 8, "cpu"))   # a keystream of another length
 
 
+@pytest.mark.parametrize("nbytes", [4, 8, 12, 3 * 64 + 4, 5 * 64])
+def test_unsealing_a_chunk_at_a_time_is_the_whole_keystream_xored(monkeypatch, nbytes):
+    monkeypatch.setattr(seal, "CHUNK_BYTES", 64)   # chunk edges inside, at and past the end of the region
+    plain = torch.randint(0, 256, (nbytes,), dtype=torch.uint8)
+    whole = plain.clone()
+    seal.xor_(whole, seal.keystream(99, nbytes, "cpu"))
+    chunked = plain.clone()
+    seal.unseal_(chunked, 99, "cpu")
+    assert torch.equal(chunked, whole) and not torch.equal(chunked, plain)
+    seal.unseal_(chunked, 99, "cpu")
+    assert torch.equal(chunked, plain)
+
+
+def test_unsealing_on_the_cpu_never_holds_the_whole_keystream():
+    """What made its cost drift under load (seal.py): a fresh allocation as large as the staged inputs in every
+    request, faulted in page by page."""
+    import tracemalloc
+    target = torch.zeros(16 << 20, dtype=torch.uint8)
+    tracemalloc.start()
+    try:
+        seal.unseal_(target, 5, "cpu")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * seal.CHUNK_BYTES + (1 << 16), peak
+    assert target.count_nonzero() > 0
+
+
 def test_the_region_of_the_first_slots_ends_where_the_next_slot_or_the_outputs_begin():
     layout = judge.plan_layout("s", [(3, 5), (7,)], (3, 5), "float32", 4, 3)
     assert seal.region(layout.in_offsets, layout.out_offsets, 1) == (0, layout.in_offsets[1][0])
