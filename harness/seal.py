@@ -23,7 +23,8 @@ What it leaves open: the unsealing is one pass over the staged inputs inside the
 calibrated. A candidate that skips it and XORs the keystream inside its own kernel saves that pass, and the judge's
 clock then reads up to one pass over the inputs less than its work (about one call's time for a memory-bound kernel
 at the medium and large shapes): room to forge a claim by that much, which D108 would otherwise refuse. Reaching it
-takes torch's Philox stream reproduced bit for bit in the candidate's kernel, and a forged claim."""
+takes the Philox stream (torch's on CUDA, numpy's on the CPU) reproduced bit for bit in the candidate's kernel,
+and a forged claim."""
 from __future__ import annotations
 
 import secrets
@@ -70,7 +71,7 @@ def xor_(target: torch.Tensor, stream: torch.Tensor) -> None:
 
 def unseal_(target: torch.Tensor, seed: int, device) -> None:
     """`xor_(target, keystream(seed, its size, device))`, on the CPU without the whole stream in memory: a chunk
-    at a time, one thread, no allocation larger than a chunk, so its cost is the same in every process."""
+    at a time, on one thread, no allocation larger than a chunk (so no page faults, whose cost drifts with load)."""
     if torch.device(device).type != "cpu":
         xor_(target, keystream(seed, target.numel() * target.element_size(), device))
         return
