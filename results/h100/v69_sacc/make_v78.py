@@ -5,8 +5,8 @@ Why. v77 (session 40, results/h100/v77) moved warp 15's TMA issue onto three oth
 move (6,648 cycles bare, v76b 6,573), as v66, v71b and v75 did before it. Each of those moved work; none asked how
 long the chunk is with a piece of the prep's chain gone. A deeper prep pipeline (round one of chunk c+2 beside round
 two of chunk c+1 in one prep iteration, so that no warp waits at the vote between them) would take the vote's wait
-off the chain, but needs ~48 KB of shared memory that v76b does not have (3.8 KB free): worth designing only if the
-chain without the vote is what the consumers then wait for. These two builds bound it:
+off the chain, but needs ~32 KB more shared memory (a third buffer of q's pieces and of raw k; v76b has 3.8 KB
+free): worth designing only if the chain without the vote is what the consumers then wait for. These two builds bound it:
 
   v78a_novote: wsh_prepare's vote (a barrier over the 256 prep threads) replaced by safe = 0 (no chunk of probe76's
     inputs is safe: G_C ~ 0.88^32 against kSafe 1e-18). Each prep warp starts its round two right after its own
