@@ -101,6 +101,8 @@ def load_config(path: str | Path | None = None) -> Config:
     for key in ("gold_graphs", "arena_ahead"):
         if data["judge"].get(key, "auto") not in ("auto", "never"):
             raise ProblemError(f"{source}: judge.{key}: expected auto or never, got {data['judge'][key]!r}")
+    if data["judge"].get("receipts", "auto") not in ("auto", "always"):
+        raise ProblemError(f"{source}: judge.receipts: expected auto or always, got {data['judge']['receipts']!r}")
     if data["timing"]["method"] not in TIMING_METHODS:
         raise ProblemError(f"{source}: timing.method: expected one of {list(TIMING_METHODS)}, got {data['timing']['method']!r}")
     if data["timing"]["l2_flush"] not in L2_FLUSH_MODES:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from harness import confine, seal, spawn
+from harness import confine, receipt, seal, spawn
 from harness.kernelbench import INIT_SEED, seeded
 from harness.worker import Emitter, crash_reason, die_with_runner, read_tail
 from harness.protocol import EvaluateJob, ProtocolError, Reply, Request, ShapeOutcome, finite_numbers, parse_reply
@@ -60,6 +60,7 @@ CHECKS = {
     "D112": "the sandbox broke the protocol (malformed, inconsistent or impossible replies)",
     "D113": "forward is not reached by a plain call: hooks, a rerouted __call__, or not exactly ModelNew",
     "D114": "the candidate left a process running beside the sandbox",
+    "D115": "a burst's receipt does not match the output fetched: its reply was sent before its outputs existed",
 }
 
 
@@ -211,6 +212,7 @@ class Exchange:
     reply: Reply
     seconds: float           # the judge's clock, request written to reply read
     cpu_s: float             # the sandbox's CPU time over the same span
+    receipt_seed: int | None = None   # a burst's: the seed of the weights its receipts digest outputs with
 
 
 @dataclass
@@ -229,6 +231,7 @@ class SandboxClient:
     copy_s_per_request: float = 0.0        # ... and per copy request of one set, whatever its size
     idle_by: dict = field(default_factory=dict)   # where the idle CPU was seen: "before OP" or "in OP"
     sealed: dict | None = None                    # the unsealing owed the slots staged last (seal.py), if any
+    receipts: bool = False                        # every burst's reply carries a digest of each output (receipt.py)
     log_path: str = ""                     # where the sandbox's stdout and stderr go ...
     log_offset: int = 0                    # ... from this byte on: what it printed, for a crash's reason
 
@@ -272,6 +275,8 @@ class SandboxClient:
         elif op in self.CALLS and "unseal" not in args and self.sealed:
             # the seed goes out with the first request that calls the sealed slots, never before (seal.py)
             args["unseal"], self.sealed = self.sealed, None
+        if op == "burst" and self.receipts:   # a fresh seed a burst, sent with it: no digest is known before
+            args["receipt"] = {"seed": seal.new_seed()}
         cpu_start = self.cpu_now()
         if self.last_cpu_s is not None:
             self.add_idle(f"before {op}", cpu_start - self.last_cpu_s)
@@ -297,6 +302,11 @@ class SandboxClient:
         reply = parse_reply(line, op)
         if not reply.ok:
             raise SandboxFailed(reply.status, reply.error)
+        if op == "burst":
+            owed = reply.data["kept"] if "receipt" in args else 0
+            if len(reply.data["receipts"]) != owed:
+                raise ProtocolError(f"burst: {len(reply.data['receipts'])} receipts for {owed} outputs kept")
+            return Exchange(reply, seconds, cpu_end - cpu_start, args["receipt"]["seed"] if owed else None)
         return Exchange(reply, seconds, cpu_end - cpu_start)
 
     def end(self) -> None:
@@ -884,7 +894,12 @@ class Judge:
             if log is not subprocess.DEVNULL:
                 log.close()
         return SandboxClient(process, requests_write, replies_read, uid, log_path=job.log_path,
-                             log_offset=log_offset), fd
+                             log_offset=log_offset, receipts=self.receipts()), fd
+
+    def receipts(self) -> bool:
+        """Whether bursts carry receipts (receipt.py): on the GPU, where a reply can leave before the work ends;
+        on the CPU too with `judge.receipts: always` (a burst there copies its outputs out before replying)."""
+        return self.job.device.split(":")[0] == "cuda" or self.rules.get("receipts", "auto") == "always"
 
     def sandbox_cores(self) -> set[int] | None:
         """CPU runs with `timing.cpu_pin: auto` on 4 cores or more: the sandbox gets every core but one, which
@@ -1007,7 +1022,10 @@ class Judge:
 
     # --- timing -------------------------------------------------------------------------------------------
     def check_fetched(self, shape, layout: Layout, seeds: list[int], positions: list[int], claims: list[dict],
-                      check_id: str, what: str, out_slots: list[int] | None = None) -> None:
+                      check_id: str, what: str, out_slots: list[int] | None = None,
+                      burst: Exchange | None = None) -> None:
+        """Each output read from its slot against the gold of its inputs (`check_id`), and, where `burst` carried
+        receipts, against the burst's receipt for it (D115)."""
         from harness.verify import compare, tensors_of
 
         out_slots = out_slots if out_slots is not None else list(range(len(positions)))
@@ -1022,6 +1040,13 @@ class Judge:
             if not ok:
                 raise Integrity(check_id, f"{what} output {position}, checked in secret, is wrong on inputs it "
                                           f"had never seen: {reason}")
+            if burst is not None and burst.receipt_seed is not None:
+                with self.cost("receipts"):
+                    why = receipt.mismatch(burst.reply.data["receipts"][position], out, burst.receipt_seed,
+                                           self.device)
+                if why:
+                    raise Integrity("D115", f"{what} output {position}: {why}: the reply to its burst was sent "
+                                            f"before its outputs existed")
 
     def stage_fresh(self, shape, layout: Layout, tag: str, batch: int, count: int | None = None,
                     before_write: Callable[[], object] | None = None) -> list[int]:
@@ -1146,10 +1171,12 @@ class Judge:
             raise Integrity("D112", f"{exchange.reply.data['kept']} outputs kept for {calls} calls")
         position = self.random.randrange(calls)
         if cpu:   # already in the arena: written before the reply
-            self.check_fetched(shape, layout, seeds, [position], [layout.arena_claim()], "D103", "burst", [position])
+            self.check_fetched(shape, layout, seeds, [position], [layout.arena_claim()], "D103", "burst", [position],
+                               burst=exchange)
             return exchange, None
         fetched = sandbox.ask("fetch", layout.output_bytes, positions=[position], out_slots=[0])
-        self.check_fetched(shape, layout, seeds, [position], fetched.reply.data["outputs"], "D103", "burst")
+        self.check_fetched(shape, layout, seeds, [position], fetched.reply.data["outputs"], "D103", "burst",
+                           burst=exchange)
         return exchange, fetched.seconds
 
     def cross_check(self, shape, layout: Layout, claimed_us: float, baseline: bool, method: str,
@@ -1283,10 +1310,12 @@ class Judge:
                                  before_write=lambda: sandbox.ask("burst", slots=[0], copy_out=cpu, method=method))
         exchange = sandbox.ask("burst", slots=[0], copy_out=cpu, method=method)
         if cpu:
-            self.check_fetched(shape, layout, seeds, [0], [layout.arena_claim()], "D103", "single", [0])
+            self.check_fetched(shape, layout, seeds, [0], [layout.arena_claim()], "D103", "single", [0],
+                               burst=exchange)
         else:
             fetched = sandbox.ask("fetch", layout.output_bytes, positions=[0], out_slots=[0])
-            self.check_fetched(shape, layout, seeds, [0], fetched.reply.data["outputs"], "D103", "single")
+            self.check_fetched(shape, layout, seeds, [0], fetched.reply.data["outputs"], "D103", "single",
+                               burst=exchange)
         return exchange.seconds
 
     def lone_calls(self, shape, layout: Layout, method: str, rounds: int, first: int, allowed_us: float,

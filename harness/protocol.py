@@ -21,6 +21,8 @@ Format history (`PROTOCOL_VERSION`):
      [slot, [seed per input tensor]] the sandbox unseals first.
   6: on the CPU the keystream of `unseal` is numpy's Philox-4x64 of the seed, unsealed a chunk at a time
      (seal.py), no longer torch's Mersenne Twister; CUDA's is unchanged.
+  7: `burst` may carry `receipt` (a seed), and its reply carries `receipts`: a digest of each output kept, weighted
+     by weights drawn from that seed (receipt.py); empty where no receipt was asked.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, fields
 
-PROTOCOL_VERSION = 6
+PROTOCOL_VERSION = 7
 MAX_REPLY_BYTES = 4 << 20   # a reply carries at most a few thousand samples
 
 
@@ -125,7 +127,7 @@ REPLY_FIELDS: dict[str, dict[str, type | tuple]] = {
     "warm": {},
     "time": {"samples_us": list, "empty_us": list, "spin_us": float, "discarded": int, "host_bound": bool,
              "kept": int},
-    "burst": {"kept": int},
+    "burst": {"kept": int, "receipts": list},
     "fetch": {"outputs": list},
     "quit": {},
 }
@@ -216,4 +218,7 @@ def parse_reply(line: bytes, expected_op: str) -> Reply:
     for key in ("outputs",):
         for index, item in enumerate(payload.get(key, [])):
             _check_fields(f"reply.{expected_op}.{key}[{index}]", item, OUTPUT_FIELDS)
+    for index, value in enumerate(payload.get("receipts", [])):   # NaN and infinities stand for themselves
+        if not _typed(value, float):
+            raise ProtocolError(f"reply.{expected_op}.receipts[{index}]: expected a number, got {type(value).__name__}")
     return Reply(data["op"], True, "", "", payload)

@@ -23,7 +23,7 @@ from typing import Callable
 
 import torch
 
-from harness import seal, timing
+from harness import receipt, seal, timing
 from harness.protocol import PROTOCOL_VERSION, Reply, Request
 from harness.verify import poison_free_memory, storage_span, thread_count
 from harness.worker import first_line, is_build_failure
@@ -345,7 +345,11 @@ class Sandbox:
         if args.get("copy_out"):   # CPU: outputs are in the arena before the reply, so no work can follow it
             for position, out in enumerate(self.kept):
                 self.store(out, position)
-        return {"kept": len(self.kept)}
+        receipts = []
+        if args.get("receipt"):   # a digest of every output: the reply cannot leave before they exist
+            receipts = receipt.digests(self.kept, int(args["receipt"]["seed"]), math.prod(self.layout["output"]),
+                                       self.device)
+        return {"kept": len(self.kept), "receipts": receipts}
 
     def op_fetch(self, args: dict) -> dict:
         self.synchronize()

@@ -85,11 +85,12 @@ def cpu_judge(candidate_id: str, secret_seed: int, shapes: tuple = ("seed",)):
 
 
 @contextlib.contextmanager
-def calibrated_judge(candidate_id: str, secret_seed: int):
+def calibrated_judge(candidate_id: str, secret_seed: int, **rules):
     """A CPU judge with its sandbox started, the seed shape laid out and its empty call calibrated, the harness's
-    trivial call loaded: (judge, shape, layout)."""
+    trivial call loaded: (judge, shape, layout). `rules` override the judge's settings (configs/default.yaml)."""
     from harness import judge
     referee = cpu_judge(candidate_id, secret_seed)
+    referee.rules.update(rules)
     shape = referee.problem.shapes["seed"]
     layout = referee.layouts["seed"] = referee.layout_for(shape, referee.slots_for(shape))
     referee.start_sandbox()

@@ -66,6 +66,8 @@ build:
   time_limit_s: 900
 check:
   static: warn
+judge:
+  receipts: always    # the CPU's bursts too carry receipts, so cpu_forge_receipts has something to forge
 evaluate:
   time_limit_s: 60
 timing:

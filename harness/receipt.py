@@ -1,0 +1,64 @@
+"""Burst receipts: the reply to a burst carries a keyed digest of every output it kept, so the reply cannot leave
+the sandbox before the outputs exist.
+
+The judge's clock on a burst runs from its request to the sandbox's reply. The candidate runs in the sandbox's
+process and can patch the synchronize at the end of a burst away: the reply then arrives while the burst's work is
+still queued on the GPU, and only a later fetch would wait for it (D109, whose margin is milliseconds). So every
+timed burst's request carries a fresh seed, and the reply must carry, for each output the burst kept, the sum of
+its elements weighted by random weights drawn from that seed. No value of it is known before the output is: a
+weight per element, independent of every other, leaves no shortcut through the operator (a weight shared along an
+axis would: for a linear recurrence, a fixed weight on the output's last axis is carried by a vector recurrence
+D times cheaper than the state's). After the reply, the judge fetches one output drawn in secret, checks it, and
+checks its receipt against its own digest of the bytes it fetched (D115). A sandbox that forged receipts to reply
+early is caught at the output checked; one that computed them waited for its outputs inside the judge's clock.
+
+The digest is float64 sums of float32 products, so the judge and the sandbox agree to rounding in the order of the
+float64 sum (the products are the same bits on both sides). It costs each burst one draw of the weights and a few
+passes over each kept output; the harness's own empty call is calibrated with receipts of as many outputs, so the
+judge's clock subtracts that cost.
+
+What it leaves open: a candidate whose kernel folds the weighted sum into its own output pass saves those passes,
+and the judge's clock then reads up to a few passes over the outputs less than its work."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+TOLERANCE = 1e-9   # relative to the sum of the products' magnitudes: float64 rounding is ~1e-16 of it a term
+
+
+def weights(seed: int, numel: int, device) -> torch.Tensor:
+    """`numel` float32 weights in [-0.5, 0.5), drawn from `seed` on `device`: the same values in any process
+    drawing them on the same device type (torch's Philox on CUDA, its Mersenne Twister on the CPU)."""
+    generator = torch.Generator(device=device).manual_seed(seed)
+    return torch.rand(numel, generator=generator, dtype=torch.float32, device=device).sub_(0.5)
+
+
+def products(out: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    return out.detach().reshape(-1).to(torch.float32) * weight
+
+
+def digests(outputs: list, seed: int, numel: int, device) -> list[float]:
+    """The receipt of a burst: one digest per kept output, NaN for one that is not a tensor of `numel` elements
+    (the output itself fails its check wherever it is fetched)."""
+    if not outputs:
+        return []
+    weight = weights(seed, numel, device)
+    nan = torch.full((), math.nan, dtype=torch.float64, device=device)
+    sums = [products(out, weight).sum(dtype=torch.float64)
+            if isinstance(out, torch.Tensor) and out.numel() == numel and out.device.type == weight.device.type
+            else nan for out in outputs]
+    return torch.stack(sums).tolist()   # waits for every output: the reply cannot go before it
+
+
+def mismatch(claimed: float, out: torch.Tensor, seed: int, device) -> str:
+    """Why a receipt does not match an output the judge fetched, or "" if it does."""
+    product = products(out, weights(seed, out.numel(), device))
+    expected = float(product.sum(dtype=torch.float64))
+    scale = float(product.abs().sum(dtype=torch.float64))
+    if math.isfinite(expected) and math.isfinite(claimed) and abs(claimed - expected) <= TOLERANCE * scale:
+        return ""
+    if not math.isfinite(expected) and (claimed == expected or (math.isnan(claimed) and math.isnan(expected))):
+        return ""
+    return f"receipt {claimed!r}, the output fetched digests to {expected!r}"
