@@ -94,7 +94,7 @@ def test_bursts_failed_by_an_under_calibrated_empty_call_are_judged_again_beside
     monkeypatch.setitem(referee.calibration, "seed", dict(saved, cpu_per_call_s=calibrated_cpu_s))
     monkeypatch.setitem(referee.rules, "clock_margin_us", 1.0)   # so the first look fails whatever this machine reads
     monkeypatch.setattr(referee, "lone_call", lambda shape, layout, method, index: 0.0)
-    monkeypatch.setattr(referee, "check_fetched", lambda *args: None)   # the empty call's outputs are no answer
+    monkeypatch.setattr(referee, "check_fetched", lambda *args, **kwargs: None)   # the empty call's outputs are no answer
     asked = []
 
     def measured(shape, layout, method, calls, rounds, first):
