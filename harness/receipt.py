@@ -12,10 +12,16 @@ D times cheaper than the state's). After the reply, the judge fetches one output
 checks its receipt against its own digest of the bytes it fetched (D115). A sandbox that forged receipts to reply
 early is caught at the output checked; one that computed them waited for its outputs inside the judge's clock.
 
-The digest is float64 sums of float32 products, so the judge and the sandbox agree to rounding in the order of the
-float64 sum (the products are the same bits on both sides). It costs each burst one draw of the weights and a few
-passes over each kept output; the harness's own empty call is calibrated with receipts of as many outputs, so the
-judge's clock subtracts that cost.
+The digest sums the float32 products in rows of 16 in float32, and the row sums in float64: one pass less
+than a float64 sum of every product, and no float64 copy of them (on an H100 at the large shape that copy made a
+receipt cost ~0.87 ms an output). Each side's rounding is then at most 15 float32 ulps of the sum of the
+products' magnitudes (float64's adds far less), so the judge allows twice 16 (`TOLERANCE`); the products are the
+same bits on both sides, and the same operations on the same device give the same sum. A receipt made up
+without its output passes only by landing that close to the digest: for normal outputs the digest's spread is
+~1.4 / sqrt(n) of that sum, so a guess lands with odds ~1e-6 sqrt(n) (~1% at the large shape's 67M elements,
+each check, and every burst is checked). A burst's receipts cost one draw of the weights and four passes over
+each kept output; the harness's own empty call is calibrated with receipts of as many outputs, so the judge's
+clock subtracts it.
 
 What it leaves open: a candidate whose kernel folds the weighted sum into its own output pass saves those passes,
 and the judge's clock then reads up to a few passes over the outputs less than its work."""
@@ -25,18 +31,26 @@ import math
 
 import torch
 
-TOLERANCE = 1e-9   # relative to the sum of the products' magnitudes: float64 rounding is ~1e-16 of it a term
+ROW = 16                         # products summed in float32 per row, rows in float64
+TOLERANCE = 2 * ROW * 2.0 ** -24   # relative to the sum of the products' magnitudes
 
 
 def weights(seed: int, numel: int, device) -> torch.Tensor:
     """`numel` float32 weights in [-0.5, 0.5), drawn from `seed` on `device`: the same values in any process
     drawing them on the same device type (torch's Philox on CUDA, its Mersenne Twister on the CPU)."""
     generator = torch.Generator(device=device).manual_seed(seed)
-    return torch.rand(numel, generator=generator, dtype=torch.float32, device=device).sub_(0.5)
+    return torch.empty(numel, dtype=torch.float32, device=device).uniform_(-0.5, 0.5, generator=generator)
 
 
 def products(out: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     return out.detach().reshape(-1).to(torch.float32) * weight
+
+
+def digest(product: torch.Tensor) -> torch.Tensor:
+    """The float64 sum of float32 row sums of `product` (a flat float32 tensor): a 0-d float64 tensor."""
+    whole = product.numel() - product.numel() % ROW
+    rows = product[:whole].view(-1, ROW).sum(dim=1)
+    return torch.cat((rows, product[whole:])).sum(dtype=torch.float64)
 
 
 def digests(outputs: list, seed: int, numel: int, device) -> list[float]:
@@ -46,7 +60,7 @@ def digests(outputs: list, seed: int, numel: int, device) -> list[float]:
         return []
     weight = weights(seed, numel, device)
     nan = torch.full((), math.nan, dtype=torch.float64, device=device)
-    sums = [products(out, weight).sum(dtype=torch.float64)
+    sums = [digest(products(out, weight))
             if isinstance(out, torch.Tensor) and out.numel() == numel and out.device.type == weight.device.type
             else nan for out in outputs]
     return torch.stack(sums).tolist()   # waits for every output: the reply cannot go before it
@@ -55,7 +69,7 @@ def digests(outputs: list, seed: int, numel: int, device) -> list[float]:
 def mismatch(claimed: float, out: torch.Tensor, seed: int, device) -> str:
     """Why a receipt does not match an output the judge fetched, or "" if it does."""
     product = products(out, weights(seed, out.numel(), device))
-    expected = float(product.sum(dtype=torch.float64))
+    expected = float(digest(product))
     scale = float(product.abs().sum(dtype=torch.float64))
     if math.isfinite(expected) and math.isfinite(claimed) and abs(claimed - expected) <= TOLERANCE * scale:
         return ""

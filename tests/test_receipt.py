@@ -25,16 +25,29 @@ def test_a_digest_is_the_same_for_the_same_seed_and_bytes_and_moves_with_either(
     assert receipt.digests([out], 1235, out.numel(), "cpu")[0] != first[0]
     for index in (0, 17, out.numel() - 1):   # every element carries its own weight
         nudged = out.clone().reshape(-1)
-        nudged[index] += 1e-3
+        nudged[index] += 1.0
         assert receipt.mismatch(first[0], nudged.reshape(out.shape), 1234, "cpu") != "", index
 
 
 def test_a_receipt_that_is_not_the_outputs_digest_does_not_match():
     out = torch.randn(64, 64)
     honest = receipt.digests([out], 7, out.numel(), "cpu")[0]
-    for forged in (0.0, honest * (1 + 1e-6), -honest, math.nan, math.inf):
+    scale = float(receipt.products(out, receipt.weights(7, out.numel(), "cpu")).abs().sum())
+    assert receipt.mismatch(honest + 0.5 * receipt.TOLERANCE * scale, out, 7, "cpu") == ""   # rounding passes
+    for forged in (0.0, honest + 4 * receipt.TOLERANCE * scale, -honest, math.nan, math.inf):
         assert receipt.mismatch(forged, out, 7, "cpu") != "", forged
     assert receipt.mismatch(0.0, torch.zeros(64, 64), 7, "cpu") == ""   # zeros digest to zero
+
+
+def test_a_digest_rounds_within_half_the_tolerance_and_ignores_the_outputs_layout():
+    generator = torch.Generator().manual_seed(3)
+    out = torch.randn(1001, 37, generator=generator) * torch.logspace(-6, 6, 37)   # 37037: a partial last row
+    product = receipt.products(out, receipt.weights(11, out.numel(), "cpu"))
+    exact = product.double().sum().item()
+    assert abs(receipt.digest(product).item() - exact) <= receipt.TOLERANCE / 2 * product.abs().double().sum().item()
+    strided = out.t().contiguous().t()   # the same values, another layout
+    assert not strided.is_contiguous()
+    assert receipt.digests([strided], 11, out.numel(), "cpu") == receipt.digests([out], 11, out.numel(), "cpu")
 
 
 def test_outputs_that_are_not_finite_or_not_tensors_of_the_layouts_size():
@@ -51,7 +64,8 @@ def test_outputs_that_are_not_finite_or_not_tensors_of_the_layouts_size():
 def test_a_receipt_that_is_not_a_number_is_a_protocol_error():
     def burst_reply(data):
         return Reply("burst", True, data=data).encode()
-    assert math.isnan(parse_reply(burst_reply({"kept": 3, "receipts": [1.5, 2, math.nan]}), "burst").data["receipts"][2])
+    parsed = parse_reply(burst_reply({"kept": 3, "receipts": [1.5, 2, math.nan]}), "burst")
+    assert math.isnan(parsed.data["receipts"][2])
     for bad in (["1.5"], [None], [[1.0]], [True]):
         with pytest.raises(ProtocolError, match="receipts"):
             parse_reply(burst_reply({"kept": 1, "receipts": bad}), "burst")
