@@ -33,6 +33,7 @@ import torch
 
 ROW = 16                         # products summed in float32 per row, rows in float64
 TOLERANCE = 2 * ROW * 2.0 ** -24   # relative to the sum of the products' magnitudes
+GROUP_ELEMENTS = 1 << 22           # outputs smaller than this are digested together
 
 
 def weights(seed: int, numel: int, device) -> torch.Tensor:
@@ -42,34 +43,45 @@ def weights(seed: int, numel: int, device) -> torch.Tensor:
     return torch.empty(numel, dtype=torch.float32, device=device).uniform_(-0.5, 0.5, generator=generator)
 
 
-def products(out: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-    return out.detach().reshape(-1).to(torch.float32) * weight
+def products(outs: list, weight: torch.Tensor) -> torch.Tensor:
+    """(len(outs), numel) float32: each output's elements times the weights, an output a row."""
+    flat = [out.detach().reshape(1, -1).to(torch.float32) for out in outs]
+    return (flat[0] if len(flat) == 1 else torch.cat(flat)) * weight
 
 
 def digest(product: torch.Tensor) -> torch.Tensor:
-    """The float64 sum of float32 row sums of `product` (a flat float32 tensor): a 0-d float64 tensor."""
-    whole = product.numel() - product.numel() % ROW
-    rows = product[:whole].view(-1, ROW).sum(dim=1)
-    return torch.cat((rows, product[whole:])).sum(dtype=torch.float64)
+    """Each row of `product` (float32, one output's products a row) summed: its elements in groups of ROW, each
+    group's in float32 and the groups' in float64 (a float64 tensor of one value a row). A group is ROW elements
+    a stride apart, so that the float32 sums read memory in order."""
+    count, numel = product.shape
+    whole = numel - numel % ROW
+    grouped = product[:, :whole].reshape(count, ROW, -1).sum(dim=1)
+    return torch.cat((grouped, product[:, whole:]), dim=1).sum(dim=1, dtype=torch.float64)
 
 
 def digests(outputs: list, seed: int, numel: int, device) -> list[float]:
     """The receipt of a burst: one digest per kept output, NaN for one that is not a tensor of `numel` elements
-    (the output itself fails its check wherever it is fetched)."""
+    (the output itself fails its check wherever it is fetched). Outputs of fewer than GROUP_ELEMENTS elements
+    are digested many at a time, a few launches for all: a burst of small ones is bound by launches."""
     if not outputs:
         return []
     weight = weights(seed, numel, device)
-    nan = torch.full((), math.nan, dtype=torch.float64, device=device)
-    sums = [digest(products(out, weight))
-            if isinstance(out, torch.Tensor) and out.numel() == numel and out.device.type == weight.device.type
-            else nan for out in outputs]
-    return torch.stack(sums).tolist()   # waits for every output: the reply cannot go before it
+    valid = [index for index, out in enumerate(outputs)
+             if isinstance(out, torch.Tensor) and out.numel() == numel and out.device.type == weight.device.type]
+    per_group = max(1, GROUP_ELEMENTS // max(1, numel))
+    sums = [digest(products([outputs[index] for index in valid[first:first + per_group]], weight))
+            for first in range(0, len(valid), per_group)]
+    values = torch.cat(sums).tolist() if sums else []   # waits for every output: the reply cannot go before it
+    result = [math.nan] * len(outputs)
+    for index, value in zip(valid, values):
+        result[index] = value
+    return result
 
 
 def mismatch(claimed: float, out: torch.Tensor, seed: int, device) -> str:
     """Why a receipt does not match an output the judge fetched, or "" if it does."""
-    product = products(out, weights(seed, out.numel(), device))
-    expected = float(digest(product))
+    product = products([out], weights(seed, out.numel(), device))
+    expected = float(digest(product)[0])
     scale = float(product.abs().sum(dtype=torch.float64))
     if math.isfinite(expected) and math.isfinite(claimed) and abs(claimed - expected) <= TOLERANCE * scale:
         return ""

@@ -32,7 +32,7 @@ def test_a_digest_is_the_same_for_the_same_seed_and_bytes_and_moves_with_either(
 def test_a_receipt_that_is_not_the_outputs_digest_does_not_match():
     out = torch.randn(64, 64)
     honest = receipt.digests([out], 7, out.numel(), "cpu")[0]
-    scale = float(receipt.products(out, receipt.weights(7, out.numel(), "cpu")).abs().sum())
+    scale = float(receipt.products([out], receipt.weights(7, out.numel(), "cpu")).abs().sum())
     assert receipt.mismatch(honest + 0.5 * receipt.TOLERANCE * scale, out, 7, "cpu") == ""   # rounding passes
     for forged in (0.0, honest + 4 * receipt.TOLERANCE * scale, -honest, math.nan, math.inf):
         assert receipt.mismatch(forged, out, 7, "cpu") != "", forged
@@ -42,12 +42,25 @@ def test_a_receipt_that_is_not_the_outputs_digest_does_not_match():
 def test_a_digest_rounds_within_half_the_tolerance_and_ignores_the_outputs_layout():
     generator = torch.Generator().manual_seed(3)
     out = torch.randn(1001, 37, generator=generator) * torch.logspace(-6, 6, 37)   # 37037: a partial last row
-    product = receipt.products(out, receipt.weights(11, out.numel(), "cpu"))
+    product = receipt.products([out], receipt.weights(11, out.numel(), "cpu"))
     exact = product.double().sum().item()
-    assert abs(receipt.digest(product).item() - exact) <= receipt.TOLERANCE / 2 * product.abs().double().sum().item()
+    assert abs(receipt.digest(product)[0].item() - exact) <= receipt.TOLERANCE / 2 * product.abs().double().sum().item()
     strided = out.t().contiguous().t()   # the same values, another layout
     assert not strided.is_contiguous()
     assert receipt.digests([strided], 11, out.numel(), "cpu") == receipt.digests([out], 11, out.numel(), "cpu")
+
+
+def test_small_outputs_digested_together_match_each_digested_alone(monkeypatch):
+    generator = torch.Generator().manual_seed(5)
+    outs = [torch.randn(4, 33, generator=generator) for _ in range(7)]
+    outs[3] = torch.randn(5, 5)   # not the layout's size: NaN, and the others keep their places
+    monkeypatch.setattr(receipt, "GROUP_ELEMENTS", 3 * 132)   # groups of 3: 0-2, then 4-6
+    together = receipt.digests(outs, 9, 132, "cpu")
+    assert math.isnan(together[3])
+    for index, out in enumerate(outs):
+        if index != 3:
+            assert receipt.mismatch(together[index], out, 9, "cpu") == "", index
+            assert together[index] == receipt.digests([out], 9, 132, "cpu")[0], index
 
 
 def test_outputs_that_are_not_finite_or_not_tensors_of_the_layouts_size():
