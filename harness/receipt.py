@@ -12,16 +12,16 @@ D times cheaper than the state's). After the reply, the judge fetches one output
 checks its receipt against its own digest of the bytes it fetched (D115). A sandbox that forged receipts to reply
 early is caught at the output checked; one that computed them waited for its outputs inside the judge's clock.
 
-The digest sums the float32 products in rows of 16 in float32, and the row sums in float64: one pass less
-than a float64 sum of every product, and no float64 copy of them (on an H100 at the large shape that copy made a
-receipt cost ~0.87 ms an output). Each side's rounding is then at most 15 float32 ulps of the sum of the
+The digest sums the float32 products in groups of 16 in float32, and the groups' sums in float64: no float64
+copy of the products, which a float64 sum of them makes first (on an H100 at the large shape: 438 µs an output
+against 782; `tools/receipt_bench.py`). Each side's rounding is then at most 15 float32 ulps of the sum of the
 products' magnitudes (float64's adds far less), so the judge allows twice 16 (`TOLERANCE`); the products are the
-same bits on both sides, and the same operations on the same device give the same sum. A receipt made up
+same bits on both sides, and only the order of the sums may differ (the sandbox digests small outputs together). A receipt made up
 without its output passes only by landing that close to the digest: for normal outputs the digest's spread is
 ~1.4 / sqrt(n) of that sum, so a guess lands with odds ~1e-6 sqrt(n) (~1% at the large shape's 67M elements,
 each check, and every burst is checked). A burst's receipts cost one draw of the weights and four passes over
-each kept output; the harness's own empty call is calibrated with receipts of as many outputs, so the judge's
-clock subtracts it.
+each kept output (six for outputs small enough to be stacked and digested together, which saves launches); the
+harness's own empty call is calibrated with receipts of as many outputs, so the judge's clock subtracts it.
 
 What it leaves open: a candidate whose kernel folds the weighted sum into its own output pass saves those passes,
 and the judge's clock then reads up to a few passes over the outputs less than its work."""
