@@ -56,7 +56,9 @@ def digest(product: torch.Tensor) -> torch.Tensor:
     count, numel = product.shape
     whole = numel - numel % ROW
     grouped = product[:, :whole].reshape(count, ROW, -1).sum(dim=1)
-    return torch.cat((grouped, product[:, whole:]), dim=1).sum(dim=1, dtype=torch.float64)
+    if whole < numel:   # a partial group: its products as they are
+        grouped = torch.cat((grouped, product[:, whole:]), dim=1)
+    return grouped.sum(dim=1, dtype=torch.float64)
 
 
 def digests(outputs: list, seed: int, numel: int, device) -> list[float]:
@@ -71,7 +73,7 @@ def digests(outputs: list, seed: int, numel: int, device) -> list[float]:
     per_group = max(1, GROUP_ELEMENTS // max(1, numel))
     sums = [digest(products([outputs[index] for index in valid[first:first + per_group]], weight))
             for first in range(0, len(valid), per_group)]
-    values = torch.cat(sums).tolist() if sums else []   # waits for every output: the reply cannot go before it
+    values = (sums[0] if len(sums) == 1 else torch.cat(sums)).tolist() if sums else []   # waits for every output
     result = [math.nan] * len(outputs)
     for index, value in zip(valid, values):
         result[index] = value
