@@ -64,6 +64,9 @@ CHECKS = {
 }
 
 
+RECEIPT_FETCH_BYTES = 1 << 30   # a burst's outputs fetched for their receipts alone, at most (check_receipts)
+
+
 class Integrity(Exception):
     def __init__(self, check: str, detail: str):
         super().__init__(f"{check}: {detail}")
@@ -302,6 +305,8 @@ class SandboxClient:
         reply = parse_reply(line, op)
         if not reply.ok:
             raise SandboxFailed(reply.status, reply.error)
+        if op == "fetch" and len(reply.data["outputs"]) != len(args["positions"]):   # else outputs go unchecked
+            raise ProtocolError(f"fetch: {len(reply.data['outputs'])} outputs for {len(args['positions'])} asked")
         if op == "burst":
             owed = reply.data["kept"] if "receipt" in args else 0
             if len(reply.data["receipts"]) != owed:
@@ -1173,11 +1178,40 @@ class Judge:
         if cpu:   # already in the arena: written before the reply
             self.check_fetched(shape, layout, seeds, [position], [layout.arena_claim()], "D103", "burst", [position],
                                burst=exchange)
+            self.check_receipts(layout, exchange, [other for other in range(calls) if other != position])
             return exchange, None
         fetched = sandbox.ask("fetch", layout.output_bytes, positions=[position], out_slots=[0])
         self.check_fetched(shape, layout, seeds, [position], fetched.reply.data["outputs"], "D103", "burst",
                            burst=exchange)
+        self.check_receipts(layout, exchange, [other for other in range(calls) if other != position])
         return exchange, fetched.seconds
+
+    def check_receipts(self, layout: Layout, burst: Exchange, positions: list[int]) -> None:
+        """The receipts of a burst's other outputs against their bytes (D115), as many as RECEIPT_FETCH_BYTES
+        allows, drawn in secret: a sandbox that replied before part of its work ended cannot know which receipts
+        it may forge. Only the output checked against gold costs a float64 reference; these cost a fetch."""
+        if burst.receipt_seed is None or not positions:
+            return
+        budget = max(0, RECEIPT_FETCH_BYTES // max(1, layout.output_bytes))
+        positions = sorted(self.random.sample(positions, min(len(positions), budget)))
+        if not positions:
+            return
+        if self.device.type == "cuda":   # on the CPU every output is in the arena already, at its position
+            claims = self.sandbox.ask("fetch", len(positions) * layout.output_bytes, positions=positions,
+                                      out_slots=positions).reply.data["outputs"]
+        else:
+            claims = [layout.arena_claim()] * len(positions)
+        like = self.torch.empty(0, dtype=getattr(self.torch, layout.dtype))
+        for position, claim in zip(positions, claims):
+            try:
+                out = self.read_output(layout, position, claim, like)
+            except Wrong as exc:
+                raise Integrity("D103", f"burst output {position}: {exc}") from None
+            with self.cost("receipts"):
+                why = receipt.mismatch(burst.reply.data["receipts"][position], out, burst.receipt_seed, self.device)
+            if why:
+                raise Integrity("D115", f"burst output {position}: {why}: the reply to its burst was sent before "
+                                        f"its outputs existed")
 
     def cross_check(self, shape, layout: Layout, claimed_us: float, baseline: bool, method: str,
                     parallelism: float = 1.0) -> dict:

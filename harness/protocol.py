@@ -220,5 +220,6 @@ def parse_reply(line: bytes, expected_op: str) -> Reply:
             _check_fields(f"reply.{expected_op}.{key}[{index}]", item, OUTPUT_FIELDS)
     for index, value in enumerate(payload.get("receipts", [])):   # NaN and infinities stand for themselves
         if not _typed(value, float):
-            raise ProtocolError(f"reply.{expected_op}.receipts[{index}]: expected a number, got {type(value).__name__}")
+            raise ProtocolError(f"reply.{expected_op}.receipts[{index}]: expected a number, "
+                                f"got {type(value).__name__}")
     return Reply(data["op"], True, "", "", payload)

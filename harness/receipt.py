@@ -8,18 +8,19 @@ timed burst's request carries a fresh seed, and the reply must carry, for each o
 its elements weighted by random weights drawn from that seed. No value of it is known before the output is: a
 weight per element, independent of every other, leaves no shortcut through the operator (a weight shared along an
 axis would: for a linear recurrence, a fixed weight on the output's last axis is carried by a vector recurrence
-D times cheaper than the state's). After the reply, the judge fetches one output drawn in secret, checks it, and
-checks its receipt against its own digest of the bytes it fetched (D115). A sandbox that forged receipts to reply
-early is caught at the output checked; one that computed them waited for its outputs inside the judge's clock.
+D times cheaper than the state's). After the reply, the judge checks one output drawn in secret against gold,
+and the receipts of it and of the burst's other outputs against its own digests of their bytes (D115;
+judge.Judge.check_receipts). A sandbox that forged even one receipt to reply early is caught; one that computed
+them waited for its outputs inside the judge's clock.
 
 The digest sums the float32 products in groups of 16 in float32, and the groups' sums in float64: no float64
 copy of the products, which a float64 sum of them makes first (on an H100 at the large shape: 438 µs an output
 against 782; `tools/receipt_bench.py`). Each side's rounding is then at most 15 float32 ulps of the sum of the
-products' magnitudes (float64's adds far less), so the judge allows twice 16 (`TOLERANCE`); the products are the
-same bits on both sides, and only the order of the sums may differ (the sandbox digests small outputs together). A receipt made up
-without its output passes only by landing that close to the digest: for normal outputs the digest's spread is
-~1.4 / sqrt(n) of that sum, so a guess lands with odds ~1e-6 sqrt(n) (~1% at the large shape's 67M elements,
-each check, and every burst is checked). A burst's receipts cost one draw of the weights and four passes over
+products' magnitudes (float64's adds far less), so the judge allows twice 16 (`TOLERANCE`); the products are
+the same bits on both sides, and only the order of the sums may differ (the sandbox digests small outputs
+together). A receipt made up without its output passes only by landing that close to the digest: for normal
+outputs the digest's spread is ~1.4 / sqrt(n) of that sum, so a guess lands with odds ~1e-6 sqrt(n) (~1% a
+receipt at the large shape's 67M elements). A burst's receipts cost one draw of the weights and four passes over
 each kept output (six for outputs small enough to be stacked and digested together, which saves launches); the
 harness's own empty call is calibrated with receipts of as many outputs, so the judge's clock subtracts it.
 
@@ -31,7 +32,7 @@ import math
 
 import torch
 
-ROW = 16                         # products summed in float32 per row, rows in float64
+ROW = 16                           # products summed in float32 by groups of ROW, the groups in float64
 TOLERANCE = 2 * ROW * 2.0 ** -24   # relative to the sum of the products' magnitudes
 GROUP_ELEMENTS = 1 << 22           # outputs smaller than this are digested together
 

@@ -164,3 +164,29 @@ def test_receipts_cannot_be_turned_off_and_a_bad_setting_is_one_line(tmp_path):
     with pytest.raises(ProblemError) as caught:
         load_config(config)
     assert str(caught.value) == f"{config}: judge.receipts: expected auto or always, got 'never'"
+
+
+def test_every_receipt_of_a_burst_is_checked_not_only_the_output_checked_against_gold():
+    # as a sandbox that replied before its last call ended: every receipt true but the last one's
+    path = Path(__file__).parent / "fixtures" / "receipt_forge_last.py"
+    with calibrated_judge("receipt-partial", 31, receipts="always") as (referee, shape, layout):
+        sha = hashlib.sha256(path.read_bytes()).hexdigest()
+        referee.sandbox.ask("load", kind="candidate", path=str(path), sha256=sha,
+                            init_inputs=list(referee.problem.init_inputs), init_seed=INIT_SEED)
+        for index in range(3):   # whichever output is drawn for the gold check, the forged receipt is caught
+            with pytest.raises(judge.Integrity) as caught:
+                referee.checked_burst(shape, layout, "cpu", 4, index)
+            assert caught.value.check == "D115" and "output 3" in str(caught.value), caught.value
+
+
+def test_a_fetch_that_returns_fewer_outputs_than_asked_breaks_the_protocol(referee, monkeypatch):
+    referee, shape, layout = referee
+    real = judge.parse_reply
+
+    def dropping(line, op):
+        reply = real(line, op)
+        return Reply(reply.op, True, data=dict(reply.data, outputs=[])) if op == "fetch" else reply
+    monkeypatch.setattr(judge, "parse_reply", dropping)
+    referee.sandbox.ask("burst", slots=[0], copy_out=True)
+    with pytest.raises(ProtocolError, match="0 outputs for 1 asked"):
+        referee.sandbox.ask("fetch", layout.output_bytes, positions=[0], out_slots=[0])

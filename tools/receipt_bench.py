@@ -68,7 +68,8 @@ def main() -> None:
         row[f"burst_of_{BURST[shape]}_shipped_us"] = timed_us(
             lambda: receipt.digests(kept, 1, numel, args.device), args.device, args.reps)[args.reps // 2]
         row["digest_gap"] = abs(float(shipped(out, weight)[0]) - float(float64_of_every_product(out, weight)))
-        print(json.dumps({key: float(f"{value:.4g}") if isinstance(value, float) else value for key, value in row.items()}))
+        print(json.dumps({key: float(f"{value:.4g}") if isinstance(value, float) else value
+                          for key, value in row.items()}))
 
 
 if __name__ == "__main__":
