@@ -62,16 +62,22 @@ def digest(product: torch.Tensor) -> torch.Tensor:
     return grouped.sum(dim=1, dtype=torch.float64)
 
 
+def group_size(numel: int, device_type: str) -> int:
+    """How many outputs of `numel` elements are digested together."""
+    return max(1, GROUP_ELEMENTS // max(1, numel)) if device_type == "cuda" else 1
+
+
 def digests(outputs: list, seed: int, numel: int, device) -> list[float]:
     """The receipt of a burst: one digest per kept output, NaN for one that is not a tensor of `numel` elements
-    (the output itself fails its check wherever it is fetched). Outputs of fewer than GROUP_ELEMENTS elements
-    are digested many at a time, a few launches for all: a burst of small ones is bound by launches."""
+    (the output itself fails its check wherever it is fetched). On CUDA, outputs of fewer than GROUP_ELEMENTS
+    elements are digested many at a time, a few launches for all: a burst of small ones is bound by launches. On
+    the CPU one at a time: stacking them allocates fresh pages (64 of 24,576 elements: 9.5 ms against 3.3)."""
     if not outputs:
         return []
     weight = weights(seed, numel, device)
     valid = [index for index, out in enumerate(outputs)
              if isinstance(out, torch.Tensor) and out.numel() == numel and out.device.type == weight.device.type]
-    per_group = max(1, GROUP_ELEMENTS // max(1, numel))
+    per_group = group_size(numel, weight.device.type)
     sums = [digest(products([outputs[index] for index in valid[first:first + per_group]], weight))
             for first in range(0, len(valid), per_group)]
     values = (sums[0] if len(sums) == 1 else torch.cat(sums)).tolist() if sums else []   # waits for every output

@@ -54,7 +54,8 @@ def test_small_outputs_digested_together_match_each_digested_alone(monkeypatch):
     generator = torch.Generator().manual_seed(5)
     outs = [torch.randn(4, 33, generator=generator) for _ in range(7)]
     outs[3] = torch.randn(5, 5)   # not the layout's size: NaN, and the others keep their places
-    monkeypatch.setattr(receipt, "GROUP_ELEMENTS", 3 * 132)   # groups of 3: 0-2, then 4-6
+    assert receipt.group_size(132, "cpu") == 1 and receipt.group_size(132, "cuda") > 7
+    monkeypatch.setattr(receipt, "group_size", lambda numel, device_type: 3)   # as on CUDA: 0-2, then 4-6
     together = receipt.digests(outs, 9, 132, "cpu")
     assert math.isnan(together[3])
     for index, out in enumerate(outs):
