@@ -103,6 +103,20 @@ def calibrated_judge(candidate_id: str, secret_seed: int, **rules):
         referee.stop_sandbox()
 
 
+@pytest.fixture
+def requests_sent(monkeypatch):
+    """Every request the judge writes to a sandbox, as (op, args), in order."""
+    from harness.protocol import Request
+    sent: list[tuple[str, dict]] = []
+    encode = Request.encode
+
+    def recording(self):
+        sent.append((self.op, dict(self.args)))
+        return encode(self)
+    monkeypatch.setattr(Request, "encode", recording)
+    return sent
+
+
 def load_reference(referee) -> None:
     """The problem's reference, loaded in the judge's sandbox as the candidate: outputs that verify only where the
     judge and its sandbox see the same bytes."""

@@ -94,19 +94,6 @@ def referee():
         yield referee, shape, layout
 
 
-@pytest.fixture
-def requests_sent(monkeypatch):
-    """Every request the judge writes to a sandbox, as (op, args), in order."""
-    sent: list[tuple[str, dict]] = []
-    encode = Request.encode
-
-    def recording(self):
-        sent.append((self.op, dict(self.args)))
-        return encode(self)
-    monkeypatch.setattr(Request, "encode", recording)
-    return sent
-
-
 def test_every_burst_brings_a_fresh_seed_and_an_honest_reply_matches_it(referee, requests_sent):
     referee, shape, layout = referee
     assert referee.sandbox.receipts

@@ -8,7 +8,6 @@ import pytest
 import torch
 
 from harness import judge, seal
-from harness.protocol import Request
 from harness.verify import tensors_of
 from tests.conftest import calibrated_judge, load_reference
 
@@ -80,19 +79,6 @@ def referee():
     with calibrated_judge("seal-test", 11) as (referee, shape, layout):
         load_reference(referee)
         yield referee, shape, layout
-
-
-@pytest.fixture
-def requests_sent(monkeypatch):
-    """Every request the judge writes to a sandbox, as (op, args), in order."""
-    sent: list[tuple[str, dict]] = []
-    encode = Request.encode
-
-    def recording(self):
-        sent.append((self.op, dict(self.args)))
-        return encode(self)
-    monkeypatch.setattr(Request, "encode", recording)
-    return sent
 
 
 def test_a_timed_set_is_staged_sealed_and_its_seed_comes_only_with_the_call(referee, requests_sent):
