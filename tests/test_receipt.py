@@ -116,7 +116,7 @@ def test_the_empty_call_is_calibrated_with_receipts_of_as_many_outputs(referee, 
     assert bursts and all("seed" in args["receipt"] for args in bursts)
 
 
-def test_a_reply_with_receipts_it_was_not_asked_for_or_too_few_breaks_the_protocol(referee, monkeypatch):
+def test_a_reply_with_receipts_it_was_not_asked_for_breaks_the_protocol(referee, monkeypatch):
     referee, shape, layout = referee
     monkeypatch.setattr(referee.sandbox, "receipts", False)   # asked for none: any receipt is a lie of the protocol
     monkeypatch.setattr(judge.seal, "new_seed", lambda: 99)
@@ -133,7 +133,7 @@ def test_a_reply_with_receipts_it_was_not_asked_for_or_too_few_breaks_the_protoc
         referee.sandbox.ask("burst", slots=[0], copy_out=True)
 
 
-def test_a_sandbox_that_forges_its_receipts_is_caught_at_the_output_checked(tmp_path):
+def test_a_sandbox_that_forges_its_receipts_is_caught_at_the_output_checked():
     with calibrated_judge("receipt-forger", 29, receipts="always") as (referee, shape, layout):
         sha = hashlib.sha256(FORGER.read_bytes()).hexdigest()
         referee.sandbox.ask("load", kind="candidate", path=str(FORGER), sha256=sha,
@@ -165,6 +165,19 @@ def test_every_receipt_of_a_burst_is_checked_not_only_the_output_checked_against
             with pytest.raises(judge.Integrity) as caught:
                 referee.checked_burst(shape, layout, "cpu", 4, index)
             assert caught.value.check == "D115" and "output 3" in str(caught.value), caught.value
+
+
+def test_a_reply_with_fewer_receipts_than_outputs_kept_breaks_the_protocol(referee, monkeypatch):
+    referee, shape, layout = referee
+    real = judge.parse_reply
+
+    def dropping(line, op):
+        reply = real(line, op)
+        return Reply(reply.op, True, data=dict(reply.data, receipts=reply.data["receipts"][1:])) \
+            if op == "burst" else reply
+    monkeypatch.setattr(judge, "parse_reply", dropping)
+    with pytest.raises(ProtocolError, match="1 receipts for 2 outputs kept"):
+        referee.sandbox.ask("burst", slots=[0, 1], copy_out=True)
 
 
 def test_a_fetch_that_returns_fewer_outputs_than_asked_breaks_the_protocol(referee, monkeypatch):
