@@ -1314,7 +1314,10 @@ class Judge:
         look = self.second_looks.pop(shape.name)
         timing = record.setdefault("timing", {})
         self.sandbox.ask("layout", **look.layout.message(float(self.settings.get("spin_us", 40.0))))
-        self.stage_fresh(shape, look.layout, "warm", 0, 1)   # a fresh layout's slots are empty: lone_call warms on slot 0
+        # a fresh layout's slots are empty, and lone_call warms on slot 1 (slot 0 where it is the only one)
+        warmed = list(range(min(2, look.layout.slots)))
+        self.stage_fresh(shape, look.layout, "warm", 0, len(warmed))
+        self.sandbox.ask("burst", slots=warmed, copy_out=look.evidence.device != "cuda", method=look.method)
         allowed_us = lone_allowance(look.evidence.device != "cuda", look.evidence.claimed_us, look.evidence.judge_us,
                                     look.evidence.cores, self.rules)
         lone = self.lone_calls(shape, look.layout, look.method, look.rounds, 2 * look.rounds, allowed_us, twin=True)
@@ -1334,14 +1337,24 @@ class Judge:
         """One call per request: a call's latency, which no pipelining across calls (work left running after
         one call returns, finished during the next) can shorten. Its output is checked like any other.
 
-        It follows an untimed call on the inputs already in slot 0 (earlier calls ran on them), made once the new
-        inputs are drawn and before any reaches the arena. A call after an idle sandbox pays a cold start that
-        back-to-back calls and the empty call subtracted do not (v69 on an H100: its host launch 42 us warm against
-        284 after 100 ms asleep, results/h100/v69_sacc/call6), which refused honest kernels at seed and medium.
-        The warm call gives a cheat nothing: its inputs are old and the next ones are not in the arena yet."""
+        It follows an untimed call made right before it, as the empty call subtracted follows one (calibrate_clock,
+        twin_lone_calls). A call after an idle sandbox pays a cold start that back-to-back calls and the empty call
+        do not (v69 on an H100: its host launch 42 us warm against 284 after 100 ms asleep,
+        results/h100/v69_sacc/call6), which refused honest kernels at seed and medium; so did an untimed call
+        made before the new inputs were written and staged (session 42, H100: honest lone calls 400-900 us over an
+        empty call of 500-1,300, against a room of 76-290, results/h100/v79). The untimed call runs on slot 1's
+        old inputs while slot 0 holds the new ones sealed, their seed kept for the timed request, so it gives a
+        cheat nothing; with one slot, it runs on slot 0 before the new inputs reach the arena."""
         sandbox, cpu = self.sandbox, self.device.type != "cuda"
-        seeds = self.stage_fresh(shape, layout, "single", index, 1,
-                                 before_write=lambda: sandbox.ask("burst", slots=[0], copy_out=cpu, method=method))
+
+        def warm(slot: int) -> None:   # unseal=None: what is staged sealed stays sealed
+            sandbox.ask("burst", slots=[slot], copy_out=cpu, method=method, unseal=None)
+
+        if layout.slots > 1:
+            seeds = self.stage_fresh(shape, layout, "single", index, 1)
+            warm(1)
+        else:
+            seeds = self.stage_fresh(shape, layout, "single", index, 1, before_write=lambda: warm(0))
         exchange = sandbox.ask("burst", slots=[0], copy_out=cpu, method=method)
         if cpu:
             self.check_fetched(shape, layout, seeds, [0], [layout.arena_claim()], "D103", "single", [0],

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from harness import judge
+from harness.verify import tensors_of
 from tests.conftest import calibrated_judge, load_reference
 
 CLAIMED_US = 1e6   # a claim so large that only a lone call far slower still can fail D108
@@ -81,23 +83,50 @@ def test_where_no_second_look_can_be_taken_the_first_verdict_stands(referee, mon
     assert outcome["reason"].startswith("D108: one call alone took") and "seed" not in referee.second_looks
 
 
-def test_a_lone_call_follows_an_untimed_call_before_its_inputs_reach_the_arena(referee, monkeypatch):
-    """Judge.lone_call warms the sandbox with one untimed call first (a call after an idle sandbox pays a cold
-    start the empty call subtracted does not). A candidate that computes ahead in that call finds only the
-    inputs earlier calls ran on in the arena, never the ones the timed call gets."""
+def test_a_lone_call_follows_an_untimed_call_on_another_slot_that_cannot_open_its_inputs(referee, monkeypatch):
+    """Judge.lone_call warms the sandbox with one untimed call right before the timed one (a call after an idle
+    sandbox pays a cold start the empty call subtracted does not). That call runs on slot 1 once slot 0's new
+    inputs are staged: a candidate that computes ahead in it finds them sealed, and the seed that opens them
+    goes only with the timed request."""
     referee, shape, layout = referee
-    referee.stage_fresh(shape, layout, "warm", 0, 1)
+    assert layout.slots > 1
     start = layout.in_offsets[0][0]
     seen: list[tuple] = []
     ask = judge.SandboxClient.ask
 
     def watching(client, op, *args, **kwargs):
         if client is referee.sandbox and op in ("burst", "stage"):
-            seen.append((op, kwargs.get("slots"), referee.arena_bytes[start:start + layout.input_bytes].clone()))
+            seen.append((op, kwargs.get("slots"), kwargs.get("unseal", "owed"),
+                         referee.arena_bytes[start:start + layout.input_bytes].clone()))
         return ask(client, op, *args, **kwargs)
 
     monkeypatch.setattr(judge.SandboxClient, "ask", watching)
     assert referee.lone_call(shape, layout, "cpu", 0) > 0   # its output checked against the gold (D103)
-    assert [(op, slots) for op, slots, _ in seen] == [("burst", [0]), ("stage", [0]), ("burst", [0])], seen
-    (_, _, at_warm), (_, _, at_stage), (_, _, at_timed) = seen
-    assert not bool((at_warm == at_timed).all()) and bool((at_stage == at_timed).all())
+    assert [(op, slots) for op, slots, _, _ in seen] == [("stage", [0]), ("burst", [1]), ("burst", [0])], seen
+    (_, _, _, at_stage), (_, _, warm_seal, at_warm), (_, _, timed_seal, _) = seen
+    assert warm_seal is None and timed_seal == "owed"   # "owed": the client adds the seed to this request
+    assert bool((at_warm == at_stage).all())
+    from harness.verify import derive_seed
+
+    plain = tensors_of(referee.draw(shape, None, derive_seed(referee.secret_seed, "timing", shape.name, "single",
+                                                             0, 0)))[0].contiguous()
+    staged = referee.arena_view(start, tuple(plain.shape), plain.dtype)
+    assert not torch.equal(staged, plain)   # sealed in the arena while the untimed call ran
+
+
+def test_with_one_slot_a_lone_call_is_warmed_before_its_inputs_reach_the_arena(referee, requests_sent):
+    referee, shape, layout = referee
+    one = referee.layout_for(shape, 1)
+    referee.sandbox.ask("layout", **one.message(float(referee.settings.get("spin_us", 40.0))))
+    try:
+        referee.stage_fresh(shape, one, "warm", 0, 1)
+        referee.sandbox.ask("burst", slots=[0], copy_out=True)   # slot 0 holds valid inputs, unsealed
+        del requests_sent[:]
+        referee.lone_call(shape, one, "cpu", 0)
+        ops = [(op, args.get("slots")) for op, args in requests_sent]
+        assert ops[:3] == [("burst", [0]), ("stage", [0]), ("burst", [0])], ops
+        assert not requests_sent[0][1]["unseal"] and requests_sent[2][1]["unseal"]["slots"] == 1
+    finally:
+        referee.sandbox.ask("layout", **layout.message(float(referee.settings.get("spin_us", 40.0))))
+        referee.stage_fresh(shape, layout, "warm", 0)
+        referee.sandbox.ask("burst", slots=list(range(layout.slots)), copy_out=True)
