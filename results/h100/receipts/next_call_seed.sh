@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Written in session 41, not run: receipts with small outputs digested together on CUDA (receipt.group_size).
+# Written in session 41, run in session 42 (seed_grouped/): receipts with small outputs digested together on CUDA (receipt.group_size).
 # tools/receipt_bench.py beside the builds of v76b_tma5d, cuda_basic and cuda_reply_before_work, then three harness
 # runs of them at seed (the corpus config: static rules warn, short timing): is the lone calls' check at seed back
 # to its noise before receipts (v76b flagged D108 in one of three runs with per-output receipts)? ~250 s on a start.
