@@ -19,7 +19,7 @@ CANDIDATES = REPO / "candidates"
 # they need, and two wgmma helpers only gd_wsh_kernel calls), which have no channel counterpart.
 # Each pair: (scalar file, channel file, whether the G/Vt step may differ, whether the scalar file adds those kernels).
 SHARED_CUDA = [("scalar_gated_delta/v20_ws.py", "channel_gated_delta/v21_ws_bal.py", False, False),
-               ("scalar_gated_delta/v76b_tma5d.py", "channel_gated_delta/v25_split_issue.py", True, True)]
+               ("scalar_gated_delta/v79b_gblate.py", "channel_gated_delta/v25_split_issue.py", True, True)]
 PER_PROBLEM = re.compile(
     r"// v2\d: the chunkwise tensor-core kernel with warp specialisation.*?(?=template <bool CHAN>\nvoid launch_ws)", re.S)
 CHANNEL_GV = re.compile(r"\n        // In place: gate -> G \(cumulative\), v -> v / G.*?\n        }\n", re.S)

@@ -22,16 +22,20 @@ cycles, the consumers' ~5,700 plus the barrier: chunk (reg) 6,729 -> ~6,000-6,15
 **large 487 -> ~435-450 µs on an H200**. If the fences at the loop top wait for something the issue did not (the
 consumers' reads of the v buffer are ordered by the CTA barrier before them), warps 9-11 grow instead and the gain
 shrinks toward none."""
-from pathlib import Path
-
-from variant import write_variant
-
-ROOT = next(d for d in Path(__file__).resolve().parents if (d / "candidates").is_dir())
+from variant import catalogue_source, write_variant
 
 
-def build(name: str, base: str = "v76b_tma5d"):
-    src = (ROOT / "candidates/scalar_gated_delta" / f"{base}.py").read_text()
 
+ISSUE_V76B = """        if (issuer && ch + 2 < nchunks) {
+          // chunk c + 2: q / k into chunk c's buffers (split during chunk c - 1), v into chunk c - 1's
+          if (lane == 0) wsh_tma_chunk(sm, &tq, &tk, &tv, ch + 2, b, h);
+          WSH_MARK(7, ch + 1);
+        }"""
+
+
+def spread_boxes(src: str, name: str, issue: str, first: int) -> str:
+    """`src` with chunk c+2's three TMA boxes (q, k, v) issued by prep warps first .. first + 2, one each, in place
+    of `issue` (the issuer's block that issues all three); each buffer's mbarrier counts three arrivals."""
     def sub(old, new, count=1):
         nonlocal src
         assert src.count(old) == count, (name, old[:200], src.count(old))
@@ -65,18 +69,17 @@ __device__ __forceinline__ void wsh_tma_part(float* sm, const CUtensorMap* map, 
   tma_tile(dst, map, h, ca * W::C, b, m);
 }
 __device__ __forceinline__ void wsh_wait_chunk(float* sm, int c) {""")
-    sub("""        if (issuer && ch + 2 < nchunks) {
-          // chunk c + 2: q / k into chunk c's buffers (split during chunk c - 1), v into chunk c - 1's
-          if (lane == 0) wsh_tma_chunk(sm, &tq, &tk, &tv, ch + 2, b, h);
-          WSH_MARK(7, ch + 1);
-        }""", """        if (pw >= 1 && pw <= 3 && ch + 2 < nchunks) {
-          // chunk c + 2, one box per warp (prep warps 1-3: q, k, v): q / k into chunk c's buffers (split during
+    sub(issue, f"""        if (pw >= {first} && pw <= {first + 2} && ch + 2 < nchunks) {{
+          // chunk c + 2, one box per warp (prep warps {first}-{first + 2}: q, k, v): q / k into chunk c's buffers (split during
           // chunk c - 1), v into chunk c - 1's
-          if (lane == 0) wsh_tma_part(sm, pw == 1 ? &tq : pw == 2 ? &tk : &tv, pw - 1, ch + 2, b, h);
+          if (lane == 0) wsh_tma_part(sm, pw == {first} ? &tq : pw == {first + 1} ? &tk : &tv, pw - {first}, ch + 2, b, h);
           WSH_MARK(7, ch + 1);
-        }""")
-    line = (f"# {name}: v76b_tma5d (below) with chunk c+2's three TMA boxes issued by prep warps 1-3, one each, not all by warp 15")
-    write_variant(src, base, name, line)
+        }}""")
+    return src
 
 
-build("v77_tmaspread")
+if __name__ == "__main__":
+    base = "v76b_tma5d"
+    write_variant(spread_boxes(catalogue_source(base, "e9dcac4"), "v77_tmaspread", ISSUE_V76B, 1), base,
+                  "v77_tmaspread", "# v77_tmaspread: v76b_tma5d (below) with chunk c+2's three TMA boxes issued by prep "
+                  "warps 1-3, one each, not all by warp 15")

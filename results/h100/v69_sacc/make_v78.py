@@ -24,14 +24,14 @@ work stretched into the freed wait, this notes' lesson from v66 / v71b / v75 / v
 worth its shared memory and the next file has to remove work, not waits."""
 from pathlib import Path
 
-from variant import write_variant
+from variant import catalogue_source, write_variant
 
 ROOT = next(d for d in Path(__file__).resolve().parents if (d / "candidates").is_dir())
 PREPARE = "__device__ __forceinline__ void wsh_prepare(float* sm, int c, int n, int ptid, int lane, int pw, int gid, int tig) {"
 
 
 def build(name: str, old: str, new: str, line: str, base: str = "v76b_tma5d"):
-    src = (ROOT / "candidates/scalar_gated_delta" / f"{base}.py").read_text()
+    src = catalogue_source(base, "e9dcac4")
     start = src.index(PREPARE)
     end = src.index("\n}\n", start)
     body = src[start:end]

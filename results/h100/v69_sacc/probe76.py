@@ -10,7 +10,7 @@ the ~1,000-1,500 cycles probe74 reads between mark 1 and the vote's release are 
          a fence; the next chunk's round-one fence comes ~2,500 cycles after them).
 Every mark also stores %globaltimer beside clock64, so cycles per ns (the SM clock under load) come from the same run.
 Call 14 (session 36): they are; the prep's marks add ~1,700 cycles a chunk (call14/probe76.log).
-    python probe76.py FILE [--dry] [--modes=plain,bare,lean,after,reg]"""
+    python probe76.py FILE [--dry | --build] [--flush] [--modes=plain,bare,lean,after,reg]"""
 import re
 import sys
 import types
@@ -131,7 +131,12 @@ def run(path: Path, mode: str):
         model(*args)
     torch.cuda.synchronize()
     times = []
+    # --flush: L2 flushed before each timed call, as the harness's events timing does (session 42: v79b read 17-23
+    # us under v79a in the harness and within 0.5% of it here, where gate and beta may stay in L2 between calls)
+    scrub = torch.empty(64 << 20, device="cuda") if "--flush" in sys.argv else None
     for _ in range(30):
+        if scrub is not None:
+            scrub.zero_()
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         e0.record()
         model(*args)
@@ -139,7 +144,7 @@ def run(path: Path, mode: str):
         e1.synchronize()
         times.append(e0.elapsed_time(e1) * 1000.0)
     times.sort()
-    line = f"{path.stem} {mode}: events median {times[len(times) // 2]:.1f} us (min {times[0]:.1f}, max {times[-1]:.1f}) over 30 calls"
+    line = f"{path.stem} {mode}{' (L2 flushed)' if scrub is not None else ''}: events median {times[len(times) // 2]:.1f} us (min {times[0]:.1f}, max {times[-1]:.1f}) over 30 calls"
     if mode == "plain":
         print(line)
         return
@@ -158,6 +163,15 @@ def run(path: Path, mode: str):
     print(f"{line}; chunk {step:.0f} cycles (median over {p.shape[0]} CTAs x chunks 2..{n - 2}, consumer warp 0's "
           f"arrival to arrival); SM clock {mhz:.0f} MHz (clock64 over %globaltimer, same marks); "
           f"{step * n / mhz:.1f} us of chunks at that clock")
+    # the chunk's spread (session 42: v79a's median chunk fell 6% and its time 1-2%): consumer warp 0's arrival to
+    # arrival over every CTA and chunk, and each CTA's span (%globaltimer, chunk 1's loop top to its last arrival)
+    steps = rel(arr0[:, 3:n], arr0[:, 2:n - 1]).flatten().sort().values
+    pct = lambda x, f: x[min(len(x) - 1, int(f * len(x)))].item()
+    span = ((gt[:, 0, n - 1, 5] - gt[:, 0, 1, 0]).double() / 1000.0).sort().values
+    print(f"  chunks: mean {steps.mean().item():.0f}, p10 {pct(steps, .1):.0f}, p50 {pct(steps, .5):.0f}, "
+          f"p90 {pct(steps, .9):.0f}, p99 {pct(steps, .99):.0f}, max {steps[-1].item():.0f} cycles; CTA spans "
+          f"min {span[0].item():.1f}, median {pct(span, .5):.1f}, max {span[-1].item():.1f} us; slowest CTAs "
+          f"{(gt[:, 0, n - 1, 5] - gt[:, 0, 1, 0]).argsort(descending=True)[:6].tolist()}")
     for w in range(16):
         r = p[:, w]
         arrive = med(rel(r[:, 3:n, 5], arr0[:, 3:n]))
@@ -185,5 +199,9 @@ if __name__ == "__main__":
         for mode in modes:
             if "--dry" in sys.argv:
                 print("wrote", built(Path(arg), mode)[0])
+            elif "--build" in sys.argv:  # build only (a call's builds first, its timings after, on a quiet host)
+                out, src = built(Path(arg), mode)
+                exec(compile(src, str(out), "exec"), types.ModuleType(out.stem).__dict__)  # load_inline compiles
+                print("built", arg, mode)
             else:
                 run(Path(arg), mode)

@@ -1,5 +1,6 @@
 """The step every make_v7x.py generator ends with: rename the extension and its binding after the new file, put
 the file's header line on top, and write it under .gpu/."""
+import subprocess
 from pathlib import Path
 
 ROOT = next(d for d in Path(__file__).resolve().parents if (d / "candidates").is_dir())
@@ -17,3 +18,12 @@ def write_variant(src: str, base: str, name: str, header: str) -> Path:
     out.write_text(src)
     print("wrote", out)
     return out
+
+
+def catalogue_source(name: str, commit: str) -> str:
+    """A scalar catalogue file's source: from the tree while it is there, else from `commit`, which held it."""
+    path = ROOT / "candidates/scalar_gated_delta" / f"{name}.py"
+    if path.exists():
+        return path.read_text()
+    return subprocess.run(["git", "show", f"{commit}:candidates/scalar_gated_delta/{name}.py"], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout

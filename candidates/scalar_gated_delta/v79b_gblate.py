@@ -1,3 +1,7 @@
+# v79b_gblate: v79a_an64 (below) with the issuer's loads of chunk c+2's gate and beta after its TMA boxes
+# instead of before them (the boxes' proxy fence no longer waits for them).
+# v79a_an64: v76b_tma5d (below) with A as 8 m64n64k16 over [k hi | k lo] and q's pieces interleaved by
+# step group, so that each thread of A holds both parts of its row (no hand-over between warps).
 # v76b_tma5d: v74_async (below) with chunk c+2's gate and beta loaded at the prep's loop top, and q, k, v by one
 # TMA box each a chunk (a 5D tensor map) instead of four
 # v74_async: v69_sacc (below) with its wgmma left asynchronous by ptxas: K^T Vt waited inside its own branch
@@ -2306,11 +2310,10 @@ struct WshCfg {
   static constexpr int GB = VB + NBUF * TILE;       // gate[C], beta[C]: NBUF buffers
   static constexpr int GR = 0, BR = C, GBUF = 2 * C;
   static constexpr int H16 = C * DP / 2;            // floats of one C x DP fp16 array
-  static constexpr int QH = GB + NBUF * GBUF;       // q hi then q lo (wsh_qoff by step) of chunk 0, then of 1
+  static constexpr int QH = GB + NBUF * GBUF;       // q hi / lo interleaved by 8-step group (wsh_qoff2), chunk 0 then 1
   static constexpr int QL = QH + 2 * H16;           // (the end of chunk 0's pieces)
-  static constexpr int KAH = QL + 2 * H16;          // k hi (wsh_qoff by step), 2 chunks, for A
-  static constexpr int KAL = KAH + 2 * H16;         // k lo, for A
-  static constexpr int KH = KAL + 2 * H16;          // k hi (wsh_koff by state column), 2 chunks, for K^T Vt
+  static constexpr int KAH = QL + 2 * H16;          // k hi then k lo (wsh_qoff by step) of chunk 0, then of 1: A's B
+  static constexpr int KH = KAH + 4 * H16;          // k hi (wsh_koff by state column), 2 chunks, for K^T Vt
   static constexpr int KL = KH + 2 * H16;           // k lo, for K^T Vt
   static constexpr int RQ = KL + 2 * H16;           // 1 / (q's scale) by step t, 2 chunks
   static constexpr int RKA = RQ + 2 * C;            // 1 / (k's scale) by step s, 2 chunks
@@ -2417,6 +2420,9 @@ __device__ __forceinline__ void wsh_gb_store(float* sm, int ca, float g, float b
 // along i, the steps of each 8 in wg_np's order (position 2a + b holds step a + 4b), which is the order of a TF32
 // fragment's k positions (tig, tig + 4): the fp16 Vt^T fragments are the TF32 ones' values repacked.
 __device__ __forceinline__ int wsh_qoff(int t, int i) { return (t >> 3) * 1024 + (i >> 3) * 64 + (t & 7) * 8 + (i & 7); }
+// q's pieces: hi of steps 8 w .. 8 w + 7 (2,048 bytes), then their lo: as A's M = 64 operand (rows 16 w .. 16 w + 7
+// hi, 16 w + 8 .. lo of the same steps) each thread of A's accumulator holds both parts of its row.
+__device__ __forceinline__ int wsh_qoff2(int t, int i) { return (t >> 3) * 2048 + (i >> 3) * 64 + (t & 7) * 8 + (i & 7); }
 __device__ __forceinline__ int wsh_koff(int s, int i) { return (i >> 3) * 256 + (wg_np(s) >> 3) * 64 + (i & 7) * 8 + (wg_np(s) & 7); }
 
 // s = 2^(14 - e) for m in [2^e, 2^(e+1)), so |x| <= m scales below 2^15; inv = 1 / s. Both normal floats for any m.
@@ -2481,52 +2487,43 @@ __device__ __forceinline__ void wh_mma_ss_n32(float (&d)[4][4], uint64_t ad, uin
       : "l"(ad), "l"(bd));
 }
 
-// A = causal(Q K^T) of chunk c on the first prep warpgroup: the stacked operand [q hi; q lo] (64 rows) times K hi
-// and K lo, 8 k steps x 2 wgmma. Rows 0..31 hold q hi k, rows 32..63 q lo k: warp pw (rows 16 pw + gid, + 8) and
-// warp pw ^ 2 hold the two parts of steps t = 16 (pw & 1) + gid and + 8. Warps 0-1 keep row t, warps 2-3 row t + 8,
-// each handing the other row's part to its partner; then the row is unscaled by step (q's scale for t, k's for s),
-// masked and stored for A Vt.
+// d (64 x 64 per warpgroup) += a (64 x 16 fp16, shared memory) * b (16 x 64 fp16, shared memory), both K-major.
+__device__ __forceinline__ void wh_mma_ss_n64(float (&d)[8][4], uint64_t ad, uint64_t bd) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, 1, 1, 1, 0, 0;"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),
+        "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]),
+        "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]),
+        "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+        "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+      : "l"(ad), "l"(bd));
+}
+
+// A = causal(Q K^T) of chunk c on the first prep warpgroup: [q hi; q lo] interleaved by step group (64 rows) times
+// [K hi | K lo] (64 columns), 8 k steps x 1 wgmma. Warp pw's rows 16 pw + gid and + 8 hold q hi and q lo of step
+// t = 8 pw + gid, and columns s and 32 + s k hi and k lo of step s: each thread sums its row's four parts, then the
+// row is unscaled by step (q's scale for t, k's for s), masked and stored for A Vt.
 __device__ __forceinline__ void wsh_amat(float* sm, int nb, int pw, int gid, int tig) {
   using W = WshCfg;
   constexpr int C = W::C;
-  const float* qp = sm + W::QH + 2 * nb * W::H16;
-  const float* kh = sm + W::KAH + nb * W::H16;
-  const float* kl = sm + W::KAL + nb * W::H16;
-  float a[4][4];
+  const float* qp = sm + W::QH + 2 * nb * W::H16;  // M row 16 w + 8 h + r: piece h of q's step 8 w + r
+  const float* kp = sm + W::KAH + 2 * nb * W::H16;  // N column 32 h + s: piece h of k's step s
+  float a[8][4];
 #pragma unroll
-  for (int nt = 0; nt < 4; ++nt)
+  for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
     for (int e = 0; e < 4; ++e) a[nt][e] = 0.f;
   wg_keep(a);
   wg_fence();
 #pragma unroll
-  for (int kk = 0; kk < 8; ++kk) {  // columns 16 kk ..: 128 halves (64 floats) a step
-    const uint64_t dq = wg_desc(qp + 64 * kk, 128, 2048);
-    const uint64_t dkh = wg_desc(kh + 64 * kk, 128, 2048), dkl = wg_desc(kl + 64 * kk, 128, 2048);
-    wh_mma_ss_n32(a, dq, dkl);
-    wh_mma_ss_n32(a, dq, dkh);
-  }
+  for (int kk = 0; kk < 8; ++kk)  // columns 16 kk ..: 128 halves (64 floats) a step
+    wh_mma_ss_n64(a, wg_desc(qp + 64 * kk, 128, 2048), wg_desc(kp + 64 * kk, 128, 2048));
   wg_commit();
   wg_wait0();
   wg_keep(a);
-  const bool top = pw < 2;  // keeps e = 0, 1 (row 16 pw + gid), hands e = 2, 3 over
-  const int lane = 4 * gid + tig;
-  float4* xa = reinterpret_cast<float4*>(sm + W::XA);
-  float kp[8], hp[8];  // this thread's kept and handed-over parts (constant indices only: no local memory)
-#pragma unroll
-  for (int nt = 0; nt < 4; ++nt) {
-    kp[2 * nt] = top ? a[nt][0] : a[nt][2];
-    kp[2 * nt + 1] = top ? a[nt][1] : a[nt][3];
-    hp[2 * nt] = top ? a[nt][2] : a[nt][0];
-    hp[2 * nt + 1] = top ? a[nt][3] : a[nt][1];
-  }
-  xa[32 * pw + lane] = make_float4(hp[0], hp[1], hp[2], hp[3]);
-  xa[128 + 32 * pw + lane] = make_float4(hp[4], hp[5], hp[6], hp[7]);
-  asm volatile("bar.sync 3, 128;" ::: "memory");
-  const float4 r01 = xa[32 * (pw ^ 2) + lane];
-  const float4 r23 = xa[128 + 32 * (pw ^ 2) + lane];
-  const float rv[8] = {r01.x, r01.y, r01.z, r01.w, r23.x, r23.y, r23.z, r23.w};
-  const int t = 16 * (pw & 1) + gid + (top ? 0 : 8);
+  const int t = 8 * pw + gid;  // e = 0, 1: q hi's row t; e = 2, 3: q lo's; nt + 4: k lo's columns
   const float* rq = sm + W::RQ + nb * C;
   const float* rk = sm + W::RKA + nb * C;
   const float* rgs = sm + W::RG + nb * C;
@@ -2540,11 +2537,11 @@ __device__ __forceinline__ void wsh_amat(float* sm, int nb, int pw, int gid, int
     const float2 c = *reinterpret_cast<const float2*>(rk + s);
     const float2 rg = *reinterpret_cast<const float2*>(rgs + s);
     const float cx = c.x * rg.x, cy = c.y * rg.y;
-    // hi part + lo part (rows 0..31 are q hi's)
-    const float h0 = top ? kp[2 * nt] : rv[2 * nt], l0 = top ? rv[2 * nt] : kp[2 * nt];
-    const float h1 = top ? kp[2 * nt + 1] : rv[2 * nt + 1], l1 = top ? rv[2 * nt + 1] : kp[2 * nt + 1];
-    x0[2 * nt] = (s <= t) ? (h0 + l0) * r0 * cx : 0.f;
-    x0[2 * nt + 1] = (s + 1 <= t) ? (h1 + l1) * r0 * cy : 0.f;
+    // the four parts, the small ones first: lo lo, lo hi, hi lo, hi hi
+    const float v0 = ((a[nt + 4][2] + a[nt][2]) + a[nt + 4][0]) + a[nt][0];
+    const float v1 = ((a[nt + 4][3] + a[nt][3]) + a[nt + 4][1]) + a[nt][1];
+    x0[2 * nt] = (s <= t) ? v0 * r0 * cx : 0.f;
+    x0[2 * nt + 1] = (s + 1 <= t) ? v1 * r0 * cy : 0.f;
     m0 = fmaxf(m0, fmaxf(fabsf(x0[2 * nt]), fabsf(x0[2 * nt + 1])));
   }
   m0 = fmaxf(m0, __shfl_xor_sync(kFull, m0, 1));
@@ -2573,7 +2570,7 @@ __device__ __forceinline__ void wsh_amat(float* sm, int nb, int pw, int gid, int
 // scale; 1 / scale into rq. Lane: step 8 tb + (lane & 7), 16-byte columns g, g + 4, ..., g + 28 (g = lane >> 3):
 // 8 lanes read 8 rows' same word (distinct banks under the swizzle) and 16 lanes write 128 contiguous bytes.
 // Returns the block's largest |value| (all lanes) when WMAX.
-template <bool WMAX>
+template <bool WMAX, bool QI = false>
 __device__ __forceinline__ float wsh_split_q(const float* xr, uint32_t* qh, uint32_t* ql, float* rq, int tb, int lane,
                                              float rg = 1.f) {
   const int r = lane & 7, g = lane >> 3, t = 8 * tb + r;
@@ -2593,7 +2590,7 @@ __device__ __forceinline__ float wsh_split_q(const float* xr, uint32_t* qh, uint
     uint32_t h0, h1, l0, l1;
     split_h2(x[u].x * sc, x[u].y * sc, h0, l0);
     split_h2(x[u].z * sc, x[u].w * sc, h1, l1);
-    const int o = wsh_qoff(t, 4 * (g + 4 * u)) >> 1;
+    const int o = (QI ? wsh_qoff2(t, 4 * (g + 4 * u)) : wsh_qoff(t, 4 * (g + 4 * u))) >> 1;
     *reinterpret_cast<uint2*>(qh + o) = make_uint2(h0, h1);
     *reinterpret_cast<uint2*>(ql + o) = make_uint2(l0, l1);
   }
@@ -2657,11 +2654,12 @@ __device__ __forceinline__ void wsh_prepare(float* sm, int c, int n, int ptid, i
     sm[W::RG + nb * C + lane] = rg;
   }
   if (pw < 4) {
-    wsh_split_q<false>(qt, reinterpret_cast<uint32_t*>(sm + W::QH + 2 * nb * W::H16),
-                       reinterpret_cast<uint32_t*>(sm + W::QH + (2 * nb + 1) * W::H16), sm + W::RQ + nb * C, pw, lane);
+    wsh_split_q<false, true>(qt, reinterpret_cast<uint32_t*>(sm + W::QH + 2 * nb * W::H16),
+                             reinterpret_cast<uint32_t*>(sm + W::QH + 2 * nb * W::H16 + 512), sm + W::RQ + nb * C, pw,
+                             lane);
   } else {
-    const float m = wsh_split_q<true>(kt, reinterpret_cast<uint32_t*>(sm + W::KAH + nb * W::H16),
-                                      reinterpret_cast<uint32_t*>(sm + W::KAL + nb * W::H16), sm + W::RKA + nb * C,
+    const float m = wsh_split_q<true>(kt, reinterpret_cast<uint32_t*>(sm + W::KAH + 2 * nb * W::H16),
+                                      reinterpret_cast<uint32_t*>(sm + W::KAH + (2 * nb + 1) * W::H16), sm + W::RKA + nb * C,
                                       pw - 4, lane, __shfl_sync(kFull, rg, 8 * (pw - 4) + (lane & 7)));
     if (lane == 0) sm[W::KMX + pw - 4] = m;
   }
@@ -2796,9 +2794,6 @@ gd_wsh_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
         WSH_MARK(0, ch + 1);
         if (issuer) {
           wsh_gb_store(sm, ch + 1, gn, bn, lane);
-          // chunk c + 2's gate and beta a whole chunk before they are stored (the round-one fence comes ~4,000
-          // cycles after this load; it waits for the thread's outstanding loads)
-          if (ch + 2 < nchunks) wsh_gb_load(gate, beta, b, h, T, H, ch + 2, lane, gn, bn);
         }
         WSH_MARK(8, ch + 1);
         wsh_wait_chunk(sm, ch + 1);
@@ -2809,6 +2804,9 @@ gd_wsh_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
           // chunk c + 2: q / k into chunk c's buffers (split during chunk c - 1), v into chunk c - 1's
           if (lane == 0) wsh_tma_chunk(sm, &tq, &tk, &tv, ch + 2, b, h);
           WSH_MARK(7, ch + 1);
+          // chunk c + 2's gate and beta a whole chunk before they are stored, after the boxes: the boxes' proxy
+          // fence would wait for these loads; round one's, ~2,400 cycles later, finds them landed
+          wsh_gb_load(gate, beta, b, h, T, H, ch + 2, lane, gn, bn);
         }
         wsh_prepare(sm, ch + 1, min(C, T - (ch + 1) * C), ptid, lane, pw, gid, tig);
       }
@@ -2866,8 +2864,8 @@ gd_wsh_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
         for (int e = 0; e < 4; ++e) O[nt][e] = 0.f;
       float mr0 = 0.f, mr1 = 0.f;  // the rows' largest |S| / 2^le (chunk 0: S is zero)
       if (ch > 0) {  // chunk 0: S is zero
-        const uint64_t bqh = wg_desc(sm + W::QH + 2 * nb * W::H16, 128, 2048);
-        const uint64_t bql = wg_desc(sm + W::QH + (2 * nb + 1) * W::H16, 128, 2048);
+        const uint64_t bqh = wg_desc(sm + W::QH + 2 * nb * W::H16, 128, 4096);  // wsh_qoff2: step groups 4 KB apart
+        const uint64_t bql = wg_desc(sm + W::QH + 2 * nb * W::H16 + 512, 128, 4096);
         float m0 = 0.f, m1 = 0.f;
 #pragma unroll
         for (int i = 0; i < 16; ++i) {
@@ -3091,9 +3089,9 @@ gd_wsh_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
         le0 = le1 = 0;
       }
       const __half* qph = reinterpret_cast<const __half*>(sm + W::QH + 2 * nb * W::H16);
-      const __half* qpl = reinterpret_cast<const __half*>(sm + W::QH + (2 * nb + 1) * W::H16);
-      const __half* kph = reinterpret_cast<const __half*>(sm + W::KAH + nb * W::H16);
-      const __half* kpl = reinterpret_cast<const __half*>(sm + W::KAL + nb * W::H16);
+      const __half* qpl = qph + 1024;
+      const __half* kph = reinterpret_cast<const __half*>(sm + W::KAH + 2 * nb * W::H16);
+      const __half* kpl = reinterpret_cast<const __half*>(sm + W::KAH + (2 * nb + 1) * W::H16);
       const float* rq = sm + W::RQ + nb * C;
       const float* rka = sm + W::RKA + nb * C;
       const float* gsm = cur + W::GR;
@@ -3108,8 +3106,9 @@ gd_wsh_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
         for (int i8 = 0; i8 < 16; ++i8) {
           const int i = 8 * i8 + 2 * tig;
           const int o = wsh_qoff(t, i);  // even: a pair of halves
-          const float2 qa = __half22float2(*reinterpret_cast<const __half2*>(qph + o));
-          const float2 qb = __half22float2(*reinterpret_cast<const __half2*>(qpl + o));
+          const int oq = wsh_qoff2(t, i);
+          const float2 qa = __half22float2(*reinterpret_cast<const __half2*>(qph + oq));
+          const float2 qb = __half22float2(*reinterpret_cast<const __half2*>(qpl + oq));
           const float2 ka = __half22float2(*reinterpret_cast<const __half2*>(kph + o));
           const float2 kb = __half22float2(*reinterpret_cast<const __half2*>(kpl + o));
           const float2 qx = make_float2((qa.x + qb.x) * rq[t], (qa.y + qb.y) * rq[t]);
@@ -3677,7 +3676,7 @@ bool seed_dispatch(const torch::Tensor& q, const torch::Tensor& k, const torch::
 """
 
 DISPATCH_SRC = r"""
-void sgd_v76b_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y) {
+void sgd_v79b_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y) {
   TORCH_CHECK(q.is_cuda() && k.is_cuda() && v.is_cuda() && gate.is_cuda() && beta.is_cuda() && y.is_cuda(),
               "CUDA tensors");
   TORCH_CHECK(q.scalar_type() == torch::kFloat32 && k.scalar_type() == torch::kFloat32 &&
@@ -3711,13 +3710,13 @@ void sgd_v76b_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::
 }
 """
 
-CPP_SRC = "void sgd_v76b_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y);"
+CPP_SRC = "void sgd_v79b_forward(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor gate, torch::Tensor beta, torch::Tensor y);"
 
 _ext = load_inline(
-    name="sgd_v76b_tma5d",
+    name="sgd_v79b_gblate",
     cpp_sources=[CPP_SRC],
     cuda_sources=[CUDA_SRC + DISPATCH_SRC],
-    functions=["sgd_v76b_forward"],
+    functions=["sgd_v79b_forward"],
     extra_cuda_cflags=["-O3", "-lineinfo", "--ptxas-options=-v", "-gencode=arch=compute_90a,code=sm_90a"],
     extra_ldflags=["-lcuda"],  # cuTensorMapEncodeTiled
     verbose=False,
@@ -3731,5 +3730,5 @@ class ModelNew(nn.Module):
     def forward(self, q, k, v, gate, beta):
         q = q.contiguous()
         y = torch.empty(q.shape, dtype=q.dtype, device=q.device)
-        _ext.sgd_v76b_forward(q, k.contiguous(), v.contiguous(), gate.contiguous(), beta.contiguous(), y)
+        _ext.sgd_v79b_forward(q, k.contiguous(), v.contiguous(), gate.contiguous(), beta.contiguous(), y)
         return y
