@@ -15,6 +15,7 @@ def write_variant(src: str, base: str, name: str, header: str) -> Path:
         src = src.replace(old, new)
     src = header + "\n" + src.replace(f"sgd_{bver}_forward", f"sgd_{ver}_forward")
     out = ROOT / ".gpu" / f"{name}.py"
+    out.parent.mkdir(exist_ok=True)
     out.write_text(src)
     print("wrote", out)
     return out
