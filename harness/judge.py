@@ -1046,12 +1046,7 @@ class Judge:
                 raise Integrity(check_id, f"{what} output {position}, checked in secret, is wrong on inputs it "
                                           f"had never seen: {reason}")
             if burst is not None and burst.receipt_seed is not None:
-                with self.cost("receipts"):
-                    why = receipt.mismatch(burst.reply.data["receipts"][position], out, burst.receipt_seed,
-                                           self.device)
-                if why:
-                    raise Integrity("D115", f"{what} output {position}: {why}: the reply to its burst was sent "
-                                            f"before its outputs existed")
+                self.check_receipt(burst, position, out, what)
 
     def stage_fresh(self, shape, layout: Layout, tag: str, batch: int, count: int | None = None,
                     before_write: Callable[[], object] | None = None) -> list[int]:
@@ -1207,11 +1202,15 @@ class Judge:
                 out = self.read_output(layout, position, claim, like)
             except Wrong as exc:
                 raise Integrity("D103", f"burst output {position}: {exc}") from None
-            with self.cost("receipts"):
-                why = receipt.mismatch(burst.reply.data["receipts"][position], out, burst.receipt_seed, self.device)
-            if why:
-                raise Integrity("D115", f"burst output {position}: {why}: the reply to its burst was sent before "
-                                        f"its outputs existed")
+            self.check_receipt(burst, position, out, "burst")
+
+    def check_receipt(self, burst: Exchange, position: int, out, what: str) -> None:
+        """One output against the receipt its burst's reply gave for it (D115)."""
+        with self.cost("receipts"):
+            why = receipt.mismatch(burst.reply.data["receipts"][position], out, burst.receipt_seed, self.device)
+        if why:
+            raise Integrity("D115", f"{what} output {position}: {why}: the reply to its burst was sent before its "
+                                    f"outputs existed")
 
     def cross_check(self, shape, layout: Layout, claimed_us: float, baseline: bool, method: str,
                     parallelism: float = 1.0) -> dict:
