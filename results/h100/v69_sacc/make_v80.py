@@ -58,3 +58,31 @@ src = spread_boxes(src, "v80a_tmawg1", ISSUE_V76B, 5)
 write_variant(src, "v79b_gblate", "v80a_tmawg1",
               "# v80a_tmawg1: v79b_gblate (below) with chunk c+2's three TMA boxes issued by prep warps 13-15, one each,\n"
               "# and every chunk's gate and beta loaded and stored by warp 12 at the loop top.")
+
+# v80b_gbpf (session 43, written before its call): v80a with chunk c+3's gate and beta prefetched into L2 by warp 12
+# at the loop top, right after it loads chunk c+2's. Why: the harness flushes L2 before each call and the q / k / v
+# streams keep DRAM busy (~2.4 TB/s at 455 us), so a gate load that misses L2 may take ~1,500-3,000 cycles, more than
+# the ~2,400 cycles warp 12 has before its round-one fence waits for it; probe76 (no flush) keeps the 4 MB of gate and
+# beta in L2 between calls and cannot see this. Prediction: probe76 bare (warm L2) within 0.3% of v80a; probe76
+# --flush and the harness at large 0-10 us under v80a if the loads' latency is on warp 12's path, equal if not.
+# y is bitwise v80a's.
+src = sub(src, """__device__ __forceinline__ void wsh_gb_store(float* sm, int ca, float g, float bt, int lane) {""",
+          """// Chunk ca's gate and beta (lane t) fetched into L2 only: no register waits for them.
+__device__ __forceinline__ void wsh_gb_prefetch(const float* gate, const float* beta, int b, int h, int T, int H,
+                                                int ca, int lane) {
+  const int t = ca * WshCfg::C + lane;
+  if (t < T) {
+    const long long o = ((long long)b * T + t) * H + h;
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(gate + o));
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(beta + o));
+  }
+}
+__device__ __forceinline__ void wsh_gb_store(float* sm, int ca, float g, float bt, int lane) {""")
+src = sub(src, """          if (ch + 2 < nchunks) wsh_gb_load(gate, beta, b, h, T, H, ch + 2, lane, gn, bn);
+""", """          if (ch + 2 < nchunks) wsh_gb_load(gate, beta, b, h, T, H, ch + 2, lane, gn, bn);
+          // and chunk c + 3's into L2, so that load finds them there a chunk from now (the harness flushes L2)
+          if (ch + 3 < nchunks) wsh_gb_prefetch(gate, beta, b, h, T, H, ch + 3, lane);
+""")
+write_variant(src, "v79b_gblate", "v80b_gbpf",
+              "# v80b_gbpf: v80a_tmawg1 (v79b_gblate below with chunk c+2's TMA boxes on prep warps 13-15 and the gate and\n"
+              "# beta on warp 12) with chunk c+3's gate and beta prefetched into L2 by warp 12.")

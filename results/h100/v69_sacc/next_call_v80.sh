@@ -4,9 +4,11 @@
 #     and reg, then the harness;
 #  2. why the harness reads v79b 17-23 us under v79a and probe76 within 0.5%: probe76 bare on both with --flush (L2
 #     flushed before each call, as the harness does);
+#  2b. (session 43) v80b_gbpf (v80a with chunk c+3's gate and beta prefetched into L2): probe76 bare, --flush, harness;
 #  3. whether the lone calls' check, changed after results/h100/v79/call4 (Judge.lone_call: the untimed call right
-#     before the timed one), still misjudges honest files at seed and medium: two harness runs of v79a, v79b and
-#     v80a, their records' judge_lone_us against judge_calibrated_empty_us.
+#     before the timed one), still misjudges honest files at seed and medium: two harness runs of v79b, v80a and
+#     v80b (v79a, measured in five, left to the --flush probe), their records' judge_lone_us against
+#     judge_calibrated_empty_us.
 # Builds first, timings on a quiet host, one tarball. Before: python results/h100/v69_sacc/make_v79.py &&
 # python results/h100/v69_sacc/make_v80.py
 set -u
@@ -18,20 +20,21 @@ snap() { tar czf $OUT/v80.tgz.tmp -C $OUT v80 && mv $OUT/v80.tgz.tmp $OUT/v80.tg
 trap 'snap; rm -rf $L' EXIT
 T0=$(date +%s)
 mark() { echo "$1 at $(( $(date +%s) - T0 )) s" | tee -a $L/timeline.txt; }
-cp .gpu/v79a_an64.py .gpu/v80a_tmawg1.py $P/
+cp .gpu/v79a_an64.py .gpu/v80a_tmawg1.py .gpu/v80b_gbpf.py $P/
 { date -u; nvidia-smi; python -c "import torch; print(torch.__version__, torch.version.cuda)"; git log -1 --format=%H; } > $L/env.txt 2>&1
-sha256sum $P/v79a_an64.py $P/v79b_gblate.py $P/v80a_tmawg1.py $R/probe76.py $R/make_v80.py harness/judge.py > $L/sha256.txt
+sha256sum $P/v79a_an64.py $P/v79b_gblate.py $P/v80a_tmawg1.py $P/v80b_gbpf.py $R/probe76.py $R/make_v80.py harness/judge.py > $L/sha256.txt
 printf 'baselines:\n  graph: false\n  compile: false\ntiming:\n  budget_s: 1.0\nbuild:\n  overlap_evaluation: never\n  cache_dir: /tmp/hb80\n' > $L/config.yaml
-cands="$P/v79a_an64.py $P/v79b_gblate.py $P/v80a_tmawg1.py"
+cands="$P/v79b_gblate.py $P/v80a_tmawg1.py $P/v80b_gbpf.py"
 ( MAX_JOBS=6 timeout 240 python -m harness run problems/scalar_gated_delta.yaml --candidates $cands --results /tmp/r80/build \
     --config $L/config.yaml --build-only > $L/build.log 2>&1; mark "harness build-only rc=$?" ) &
-for job in v79a_an64:bare v79b_gblate:bare v79b_gblate:reg v80a_tmawg1:bare v80a_tmawg1:reg; do
+for job in v79a_an64:bare v79b_gblate:bare v80a_tmawg1:bare v80a_tmawg1:reg v80b_gbpf:bare; do
   n=${job%%:*}; m=${job##*:}
   ( TORCH_EXTENSIONS_DIR=/tmp/ext80 timeout 240 python $R/probe76.py $P/$n.py --modes=$m --build > $L/build_${n}_$m.log 2>&1
     mark "probe build $n $m rc=$?" ) &
 done
 wait
-for job in v79b_gblate:bare v80a_tmawg1:bare v79b_gblate:reg v80a_tmawg1:reg v79a_an64:bare:--flush v79b_gblate:bare:--flush; do
+for job in v79b_gblate:bare v80a_tmawg1:bare v80b_gbpf:bare v80a_tmawg1:reg v79a_an64:bare:--flush v79b_gblate:bare:--flush \
+    v80a_tmawg1:bare:--flush v80b_gbpf:bare:--flush; do
   IFS=: read -r n m f <<< "$job"
   TORCH_EXTENSIONS_DIR=/tmp/ext80 timeout 90 python $R/probe76.py $P/$n.py --modes=$m $f > $L/probe_${n}_$m$f.log 2>&1
   mark "probe $n $m $f rc=$?"
