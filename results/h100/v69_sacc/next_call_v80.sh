@@ -25,7 +25,7 @@ cp .gpu/v79a_an64.py .gpu/v80a_tmawg1.py .gpu/v80b_gbpf.py $P/
 { date -u; nvidia-smi; python -c "import torch; print(torch.__version__, torch.version.cuda)"; git log -1 --format=%H; } > $L/env.txt 2>&1
 sha256sum $P/v79a_an64.py $P/v79b_gblate.py $P/v80a_tmawg1.py $P/v80b_gbpf.py $R/probe76.py $R/make_v80.py harness/judge.py > $L/sha256.txt
 printf 'baselines:\n  graph: false\n  compile: false\ntiming:\n  budget_s: 1.0\nbuild:\n  overlap_evaluation: never\n  cache_dir: /tmp/hb80\n' > $L/config.yaml
-cands="$P/v79b_gblate.py $P/v80a_tmawg1.py $P/v80b_gbpf.py"
+cands=${CANDS:-"$P/v79b_gblate.py $P/v80a_tmawg1.py $P/v80b_gbpf.py"}  # CANDS: fewer, when short of device time
 ( MAX_JOBS=6 timeout 240 python -m harness run problems/scalar_gated_delta.yaml --candidates $cands --results /tmp/r80/build \
     --config $L/config.yaml --build-only > $L/build.log 2>&1; mark "harness build-only rc=$?" ) &
 PROBES=${PROBES:-1}  # PROBES=0: the harness runs only (short of device time)
