@@ -53,7 +53,7 @@ for job in v79b_gblate:bare v80a_tmawg1:bare v80b_gbpf:bare v79a_an64:bare:--flu
     v80a_tmawg1:bare:--flush v80b_gbpf:bare:--flush v80a_tmawg1:reg; do
   IFS=: read -r n m f <<< "$job"
   (( PROBES )) || break
-  (( DL - ($(date +%s) - T0) < 200 )) && { mark "probe $n $m $f skipped"; continue; }
+  (( DL - ($(date +%s) - T0) < 60 )) && { mark "probe $n $m $f skipped"; continue; }
   TORCH_EXTENSIONS_DIR=/tmp/ext80 timeout 90 python $R/probe76.py $P/$n.py --modes=$m $f > $L/probe_${n}_$m$f.log 2>&1
   mark "probe $n $m $f rc=$?"
   grep -v -i warn $L/probe_${n}_$m$f.log | grep -v "^ *$" | tail -20
