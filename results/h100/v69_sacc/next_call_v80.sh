@@ -46,7 +46,7 @@ harness_run() {
   cp -r /tmp/r80/run$1/scalar_gated_delta $L/records$1 2>/dev/null
   snap
 }
-# session 43: the device was scarce (five starts failed), so the first harness run comes before the probes, each
+# session 43: the device was scarce (eleven starts failed), so the first harness run comes before the probes, each
 # step checks the time left (DL seconds from the start; pass a smaller DL when the budget is short)
 harness_run 1
 for job in v79b_gblate:bare v80a_tmawg1:bare v80b_gbpf:bare v79a_an64:bare:--flush v79b_gblate:bare:--flush \
