@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Session 45: v81a_nofence and v81b_nofence13 (make_v81.py: the loop's TMA issue without its proxy fence) against
+# v79b_gblate: one harness run first, then probe76 bare on the three and reg on the two new files (the issue's
+# cycles, round one, the vote), then a second harness run if DL allows. Builds first, timings on a quiet host, one
+# tarball. Before: python results/h100/v69_sacc/make_v80.py && python results/h100/v69_sacc/make_v81.py
+set -u
+export PYTHONUNBUFFERED=1
+P=candidates/scalar_gated_delta
+R=results/h100/v69_sacc
+L=$OUT/v81; mkdir -p $L
+snap() { tar czf $OUT/v81.tgz.tmp -C $OUT v81 && mv $OUT/v81.tgz.tmp $OUT/v81.tgz; }
+trap 'snap; rm -rf $L' EXIT
+T0=$(date +%s)
+DL=${DL:-560}
+mark() { echo "$1 at $(( $(date +%s) - T0 )) s" | tee -a $L/timeline.txt; }
+cp .gpu/v81a_nofence.py .gpu/v81b_nofence13.py $P/
+{ date -u; nvidia-smi; python -c "import torch; print(torch.__version__, torch.version.cuda)"; git log -1 --format=%H; } > $L/env.txt 2>&1
+sha256sum $P/v79b_gblate.py $P/v81a_nofence.py $P/v81b_nofence13.py $R/probe76.py $R/make_v81.py harness/judge.py > $L/sha256.txt
+printf 'baselines:\n  graph: false\n  compile: false\ntiming:\n  budget_s: 1.0\nbuild:\n  overlap_evaluation: never\n  cache_dir: /tmp/hb80\n' > $L/config.yaml
+cands=${CANDS:-"$P/v79b_gblate.py $P/v81a_nofence.py $P/v81b_nofence13.py"}  # CANDS: fewer, when short of device time
+( MAX_JOBS=6 timeout 240 python -m harness run problems/scalar_gated_delta.yaml --candidates $cands --results /tmp/r80/build \
+    --config $L/config.yaml --build-only > $L/build.log 2>&1; mark "harness build-only rc=$?" ) &
+PROBES=${PROBES:-1}  # PROBES=0: the harness runs only (short of device time)
+(( PROBES )) && probe_builds="v79b_gblate:bare v81a_nofence:bare v81a_nofence:reg v81b_nofence13:bare v81b_nofence13:reg" || probe_builds=""
+for job in $probe_builds; do
+  n=${job%%:*}; m=${job##*:}
+  ( TORCH_EXTENSIONS_DIR=/tmp/ext80 timeout 240 python $R/probe76.py $P/$n.py --modes=$m --build > $L/build_${n}_$m.log 2>&1
+    mark "probe build $n $m rc=$?" ) &
+done
+wait
+harness_run() {
+  left=$(( DL - ($(date +%s) - T0) ))
+  (( left < 100 )) && { mark "harness run $1 skipped ($left s left)"; return; }
+  timeout $(( left < 170 ? left : 170 )) python -m harness run problems/scalar_gated_delta.yaml --candidates $cands \
+    --results /tmp/r80/run$1 --config $L/config.yaml --fresh > $L/harness$1.log 2>&1
+  mark "harness run $1 rc=$?"
+  grep -E "^[0-9—]+ +v[0-9]|^—" $L/harness$1.log | head -5
+  cp -r /tmp/r80/run$1/scalar_gated_delta $L/records$1 2>/dev/null
+  snap
+}
+# session 43: the device was scarce (eleven starts failed), so the first harness run comes before the probes, each
+# step checks the time left (DL seconds from the start; pass a smaller DL when the budget is short)
+harness_run 1
+(( PROBES )) && for job in v79b_gblate:bare v81a_nofence:bare v81b_nofence13:bare v81a_nofence:reg v81b_nofence13:reg; do
+  IFS=: read -r n m f <<< "$job"
+  (( DL - ($(date +%s) - T0) < 60 )) && { mark "probe $n $m $f skipped"; continue; }
+  TORCH_EXTENSIONS_DIR=/tmp/ext80 timeout 90 python $R/probe76.py $P/$n.py --modes=$m $f > $L/probe_${n}_$m$f.log 2>&1
+  mark "probe $n $m $f rc=$?"
+  grep -v -i warn $L/probe_${n}_$m$f.log | grep -v "^ *$" | tail -20
+done
+snap
+harness_run 2
