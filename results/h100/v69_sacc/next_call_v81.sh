@@ -21,7 +21,8 @@ cands=${CANDS:-"$P/v79b_gblate.py $P/v81a_nofence.py $P/v81b_nofence13.py"}  # C
 ( MAX_JOBS=6 timeout 240 python -m harness run problems/scalar_gated_delta.yaml --candidates $cands --results /tmp/r80/build \
     --config $L/config.yaml --build-only > $L/build.log 2>&1; mark "harness build-only rc=$?" ) &
 PROBES=${PROBES:-1}  # PROBES=0: the harness runs only (short of device time)
-(( PROBES )) && probe_builds="v79b_gblate:bare v81a_nofence:bare v81a_nofence:reg v81b_nofence13:bare v81b_nofence13:reg" || probe_builds=""
+PROBE_JOBS=${PROBE_JOBS:-"v79b_gblate:bare v81a_nofence:bare v81b_nofence13:bare v81a_nofence:reg v81b_nofence13:reg"}  # in this order
+(( PROBES )) && probe_builds=$PROBE_JOBS || probe_builds=""
 for job in $probe_builds; do
   n=${job%%:*}; m=${job##*:}
   ( TORCH_EXTENSIONS_DIR=/tmp/ext80 timeout 240 python $R/probe76.py $P/$n.py --modes=$m --build > $L/build_${n}_$m.log 2>&1
@@ -41,7 +42,7 @@ harness_run() {
 # session 43: the device was scarce (eleven starts failed), so the first harness run comes before the probes, each
 # step checks the time left (DL seconds from the start; pass a smaller DL when the budget is short)
 harness_run 1
-(( PROBES )) && for job in v79b_gblate:bare v81a_nofence:bare v81b_nofence13:bare v81a_nofence:reg v81b_nofence13:reg; do
+(( PROBES )) && for job in $PROBE_JOBS; do
   IFS=: read -r n m f <<< "$job"
   (( DL - ($(date +%s) - T0) < 60 )) && { mark "probe $n $m $f skipped"; continue; }
   TORCH_EXTENSIONS_DIR=/tmp/ext80 timeout 90 python $R/probe76.py $P/$n.py --modes=$m $f > $L/probe_${n}_$m$f.log 2>&1
