@@ -2,7 +2,7 @@
 # Session 46, call 2: v79b_gblate on the H200 under a clock log. Builds (the harness's and drive.py's, in parallel),
 # then with nvidia-smi sampling clocks, power and the clock-event reasons every 500 ms (read only; no setting
 # changed): harness run 1, Nsight Compute (--set full, sources, clocks not locked) on the third gd_wsh_kernel
-# launch at large, probe76 bare, harness run 2. One tarball ($OUT/r.tgz, the .ncu-rep left out). DL: seconds allowed.
+# launch at large, probe76 bare and reg, harness run 2. One tarball ($OUT/r.tgz, the .ncu-rep left out). DL: seconds allowed.
 set -u
 export PYTHONUNBUFFERED=1
 P=candidates/scalar_gated_delta
@@ -24,8 +24,10 @@ printf 'baselines:\n  graph: false\n  compile: false\ntiming:\n  budget_s: 1.0\n
     --results /tmp/r83/build --config $L/config.yaml --build-only > $L/logs/build.log 2>&1; mark "harness build-only rc=$?" ) &
 ( TORCH_EXTENSIONS_DIR=/tmp/ext83 timeout 240 python .gpu/drive.py $P/v79b_gblate.py large > $L/logs/build_drive.log 2>&1
   mark "drive build and run rc=$?" ) &
-( TORCH_EXTENSIONS_DIR=/tmp/ext83p timeout 240 python $R/probe76.py $P/v79b_gblate.py --modes=bare --build > $L/logs/build_probe.log 2>&1
-  mark "probe build rc=$?" ) &
+for m in bare reg; do
+  ( TORCH_EXTENSIONS_DIR=/tmp/ext83p timeout 240 python $R/probe76.py $P/v79b_gblate.py --modes=$m --build > $L/logs/build_probe_$m.log 2>&1
+    mark "probe build $m rc=$?" ) &
+done
 wait
 fields=timestamp,clocks.sm,clocks.max.sm,clocks.applications.graphics,clocks.default_applications.graphics,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active
 nvidia-smi --query-gpu=$fields --format=csv -lms 500 > $L/smi.csv 2>&1 &
@@ -56,8 +58,10 @@ if (( left > 60 )); then
   head -4 $L/${name}_stalls.txt
   snap
 fi
-TORCH_EXTENSIONS_DIR=/tmp/ext83p timeout 60 python $R/probe76.py $P/v79b_gblate.py --modes=bare > $L/probe_v79b_gblate_bare.log 2>&1
-mark "probe bare rc=$?"
-head -2 $L/probe_v79b_gblate_bare.log
+for m in bare reg; do
+  TORCH_EXTENSIONS_DIR=/tmp/ext83p timeout 60 python $R/probe76.py $P/v79b_gblate.py --modes=$m > $L/probe_v79b_gblate_$m.log 2>&1
+  mark "probe $m rc=$?"
+  grep -v -i warn $L/probe_v79b_gblate_$m.log | grep -v "^ *$" | head -20
+done
 harness_run 2
 kill $SMI 2>/dev/null
