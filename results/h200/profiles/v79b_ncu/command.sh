@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Session 46, call 2: v79b_gblate on the H200 under a clock log. Builds (the harness's and drive.py's, in parallel),
 # then with nvidia-smi sampling clocks, power and the clock-event reasons every 500 ms (read only; no setting
-# changed): harness run 1, Nsight Compute (--set full, sources, clocks not locked) on the third gd_wsh_kernel
-# launch at large, probe76 bare and reg, harness run 2. One tarball ($OUT/r.tgz, the .ncu-rep left out). DL: seconds allowed.
+# changed): Nsight Compute (--set full, sources, clocks not locked) on the third gd_wsh_kernel
+# launch at large, probe76 bare and reg, harness runs 1 and 2. One tarball ($OUT/r.tgz, the .ncu-rep left out). DL: seconds allowed.
 set -u
 export PYTHONUNBUFFERED=1
 P=candidates/scalar_gated_delta
@@ -42,7 +42,6 @@ harness_run() {
   cp -r /tmp/r83/run$1/scalar_gated_delta $L/records$1 2>/dev/null
   snap
 }
-harness_run 1
 name=ncu_v79b_gblate_large
 left=$(( DL - ($(date +%s) - T0) ))
 if (( left > 60 )); then
@@ -63,5 +62,6 @@ for m in bare reg; do
   mark "probe $m rc=$?"
   grep -v -i warn $L/probe_v79b_gblate_$m.log | grep -v "^ *$" | head -20
 done
+harness_run 1
 harness_run 2
 kill $SMI 2>/dev/null
