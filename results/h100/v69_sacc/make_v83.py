@@ -1,0 +1,58 @@
+"""Write .gpu/v83a_adesc.py (session 46). A candidate, not an ablation.
+
+Why. A static count of v79b's SASS by source line (local ptxas for sm_90a, `nvdisasm -gi`, each instruction charged
+to the line of the kernel or of wsh_prepare it was inlined from; session 46) gives per warp and chunk: prep
+warpgroup 0 ~620 instructions (gate scan ~45, q split 246, A 291), warpgroup 1 ~595 (k split 247, K^T Vt's k split
+253), the consumers ~980: ~3,200 a scheduler (two warps of each role) a chunk of ~6,150 cycles. Of A's 291, ~100
+come before its first wgmma and only build descriptors: wsh_amat calls wg_desc (mask, shift, or, and two R2UR)
+afresh for both operands of each of its 8 wgmma, where every other product of the kernel builds one descriptor an
+operand and steps it (Q S0: ~18 instructions for 48). They sit
+on warpgroup 0's round two, the prep's last arrival. v83a builds A's two low words once and steps them; the wgmma,
+their operands and everything after are unchanged, so y is bitwise v79b's.
+
+  v83a_adesc  v79b_gblate with A's descriptors from two low words, stepped
+
+Local ptxas (sm_90a): A 291 -> 242 instructions, its first wgmma after ~25 instead of ~100; 128 registers, no
+spills, 64 HGMMA / 12 DEPBAR as v79b. (A 64-bit descriptor stepped with wg_desc_at was hoisted out of the loop
+and spilled the prep path 32 bytes; an empty asm to keep it in the loop still spilled.)
+
+Prediction (written before any run): round two of warps 8-11 shorter by ~100-250 cycles (reg); since session 46
+reads the two chains as equal within ~100 cycles (v82a reg), the chunk follows only as far as the SM's shared
+issue falls (~50 of ~3,200 instructions a scheduler, 1.5%): chunk (bare) 6,150 -> 6,050-6,130, harness large
+-0.3 to -1.5% (H200: 457 -> 450-456 µs). If the chunk falls by more than ~2%, the issue model is too coarse and
+the prep chain still leads; if it does not move at all, issue slots are not the shared limit, and the profile of
+the profiles in next_call_v83.sh have to say what is."""
+from variant import catalogue_source, write_variant
+
+AMAT_V79B = """  float a[8][4];
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) a[nt][e] = 0.f;
+  wg_keep(a);
+  wg_fence();
+#pragma unroll
+  for (int kk = 0; kk < 8; ++kk)  // columns 16 kk ..: 128 halves (64 floats) a step
+    wh_mma_ss_n64(a, wg_desc(qp + 64 * kk, 128, 2048), wg_desc(kp + 64 * kk, 128, 2048));"""
+
+AMAT_V83A = """  // A's two descriptors: the low words once, stepped by 16 (256 bytes) a k step, the high word (SBO 2048 >> 4) a
+  // constant. v79b called wg_desc afresh for all 16 (mask, shift and or each, ~100 instructions before the first
+  // wgmma); a 64-bit descriptor stepped by wg_desc_at was hoisted out of the loop for both chunk parities and
+  // spilled the prep path (32 bytes, local ptxas).
+  const uint32_t lq = (wg_desc(qp, 128, 2048) & 0xffffffffu), lk = (wg_desc(kp, 128, 2048) & 0xffffffffu);
+  constexpr uint64_t hi = (uint64_t)(2048 >> 4) << 32;
+  float a[8][4];
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) a[nt][e] = 0.f;
+  wg_keep(a);
+  wg_fence();
+#pragma unroll
+  for (int kk = 0; kk < 8; ++kk)  // columns 16 kk ..: 128 halves (64 floats) a step
+    wh_mma_ss_n64(a, hi | (lq + 16u * kk), hi | (lk + 16u * kk));"""
+
+base = catalogue_source("v79b_gblate", "HEAD")
+assert base.count(AMAT_V79B) == 1
+write_variant(base.replace(AMAT_V79B, AMAT_V83A), "v79b_gblate", "v83a_adesc",
+              "# v83a_adesc: v79b_gblate (below) with A's wgmma descriptors built from two low words and stepped.")
