@@ -20,8 +20,8 @@ Prediction (written before any run): round two of warps 8-11 shorter by ~100-250
 reads the two chains as equal within ~100 cycles (v82a reg), the chunk follows only as far as the SM's shared
 issue falls (~50 of ~3,200 instructions a scheduler, 1.5%): chunk (bare) 6,150 -> 6,050-6,130, harness large
 -0.3 to -1.5% (H200: 457 -> 450-456 µs). If the chunk falls by more than ~2%, the issue model is too coarse and
-the prep chain still leads; if it does not move at all, issue slots are not the shared limit, and the profile of
-the profiles in next_call_v83.sh have to say what is."""
+the prep chain still leads; if it does not move at all, issue slots are not the shared limit, and the profiles
+next_call_v83.sh takes have to say what is."""
 from variant import catalogue_source, write_variant
 
 AMAT_V79B = """  float a[8][4];
