@@ -1,4 +1,4 @@
-"""Write .gpu/v83a_adesc.py (session 46). A candidate, not an ablation.
+"""Write .gpu/v83a_adesc.py and .gpu/v83b_wg1scan.py (session 46). Candidates, not ablations.
 
 Why. A static count of v79b's SASS by source line (local ptxas for sm_90a, `nvdisasm -gi`, each instruction charged
 to the line of the kernel or of wsh_prepare it was inlined from; session 46) gives per warp and chunk: prep
@@ -6,22 +6,31 @@ warpgroup 0 ~620 instructions (gate scan ~45, q split 246, A 291), warpgroup 1 ~
 253), the consumers ~980: ~3,200 a scheduler (two warps of each role) a chunk of ~6,150 cycles. Of A's 291, ~100
 come before its first wgmma and only build descriptors: wsh_amat calls wg_desc (mask, shift, or, and two R2UR)
 afresh for both operands of each of its 8 wgmma, where every other product of the kernel builds one descriptor an
-operand and steps it (Q S0: ~18 instructions for 48). They sit
-on warpgroup 0's round two, the prep's last arrival. v83a builds A's two low words once and steps them; the wgmma,
-their operands and everything after are unchanged, so y is bitwise v79b's.
+operand and steps it (Q S0: ~18 instructions for 48). They sit on warpgroup 0's round two, the prep's last
+arrival. v83a builds A's two low words once and steps them; the wgmma, their operands and everything after are
+unchanged, so y is bitwise v79b's.
 
-  v83a_adesc  v79b_gblate with A's descriptors from two low words, stepped
+  v83a_adesc    v79b_gblate with A's descriptors from two low words, stepped
+  v83b_wg1scan  v83a_adesc with the gate scan (~45 instructions; on warp 8 also the G_t, beta_s / G_s, 1 / G_s
+                stores, ~26) on warpgroup 1 only: warpgroup 0 never used it but for the vote, where every prep
+                warp's predicate is the same; warp 12 stores instead of warp 8, and warpgroup 0 votes 0
 
 Local ptxas (sm_90a): A 291 -> 242 instructions, its first wgmma after ~25 instead of ~100; 128 registers, no
 spills, 64 HGMMA / 12 DEPBAR as v79b. (A 64-bit descriptor stepped with wg_desc_at was hoisted out of the loop
 and spilled the prep path 32 bytes; an empty asm to keep it in the loop still spilled.)
+
+Local ptxas (sm_90a) of v83b: no spills, 128 registers; warpgroup 0's path a chunk ~620 -> ~525 instructions with
+v83a's change (the scan's shuffles, now under a branch on the warp, gained divergent fallbacks that a converged warp
+never runs).
 
 Prediction (written before any run): round two of warps 8-11 shorter by ~100-250 cycles (reg); since session 46
 reads the two chains as equal within ~100 cycles (v82a reg), the chunk follows only as far as the SM's shared
 issue falls (~50 of ~3,200 instructions a scheduler, 1.5%): chunk (bare) 6,150 -> 6,050-6,130, harness large
 -0.3 to -1.5% (H200: 457 -> 450-456 µs). If the chunk falls by more than ~2%, the issue model is too coarse and
 the prep chain still leads; if it does not move at all, issue slots are not the shared limit, and the profiles
-next_call_v83.sh takes have to say what is."""
+next_call_v83.sh takes have to say what is. v83b: round one of warps 8-11 ~100-200 cycles shorter as well, the
+scheduler's issue ~95 instructions lower (3%): chunk 6,000-6,100, harness large 446-454 µs on an H200; outputs
+bitwise v79b's (the same values, stored by another warp)."""
 from variant import catalogue_source, write_variant
 
 AMAT_V79B = """  float a[8][4];
@@ -52,7 +61,55 @@ AMAT_V83A = """  // A's two descriptors: the low words once, stepped by 16 (256 
   for (int kk = 0; kk < 8; ++kk)  // columns 16 kk ..: 128 halves (64 floats) a step
     wh_mma_ss_n64(a, hi | (lq + 16u * kk), hi | (lk + 16u * kk));"""
 
+SCAN_V79B = """  float G = (lane < n) ? gsm[lane] : 1.f;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const float o = __shfl_up_sync(kFull, G, off);
+    if (lane >= off) G *= o;
+  }
+  const float GC = __shfl_sync(kFull, G, 31);
+  const int pred = !(GC >= kSafe);
+  const float rg = (!pred && lane < n) ? 1.f / G : 0.f;
+  if (pw == 0) {
+    sm[W::GS + nb * C + lane] = G;
+    sm[W::CF + nb * C + lane] = (!pred && lane < n) ? bsm[lane] / G : 0.f;
+    sm[W::RG + nb * C + lane] = rg;
+  }
+  if (pw < 4) {
+    wsh_split_q<false, true>(qt, reinterpret_cast<uint32_t*>(sm + W::QH + 2 * nb * W::H16),
+                             reinterpret_cast<uint32_t*>(sm + W::QH + 2 * nb * W::H16 + 512), sm + W::RQ + nb * C, pw,
+                             lane);
+  } else {
+    const float m = wsh_split_q<true>("""
+
+SCAN_V83B = """  int pred = 0;  // warpgroup 0 votes 0: the gates' vote is warpgroup 1's, which needs the scan for 1 / G_s
+  if (pw < 4) {
+    wsh_split_q<false, true>(qt, reinterpret_cast<uint32_t*>(sm + W::QH + 2 * nb * W::H16),
+                             reinterpret_cast<uint32_t*>(sm + W::QH + 2 * nb * W::H16 + 512), sm + W::RQ + nb * C, pw,
+                             lane);
+  } else {
+    float G = (lane < n) ? gsm[lane] : 1.f;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      const float o = __shfl_up_sync(kFull, G, off);
+      if (lane >= off) G *= o;
+    }
+    const float GC = __shfl_sync(kFull, G, 31);
+    pred = !(GC >= kSafe);
+    const float rg = (!pred && lane < n) ? 1.f / G : 0.f;
+    if (pw == 4) {  // A reads G_t and 1 / G_s after the vote's barrier, the consumers after the CTA's
+      sm[W::GS + nb * C + lane] = G;
+      sm[W::CF + nb * C + lane] = (!pred && lane < n) ? bsm[lane] / G : 0.f;
+      sm[W::RG + nb * C + lane] = rg;
+    }
+    const float m = wsh_split_q<true>("""
+
 base = catalogue_source("v79b_gblate", "HEAD")
 assert base.count(AMAT_V79B) == 1
-write_variant(base.replace(AMAT_V79B, AMAT_V83A), "v79b_gblate", "v83a_adesc",
+assert base.count(SCAN_V79B) == 1
+v83a = base.replace(AMAT_V79B, AMAT_V83A)
+write_variant(v83a, "v79b_gblate", "v83a_adesc",
               "# v83a_adesc: v79b_gblate (below) with A's wgmma descriptors built from two low words and stepped.")
+write_variant(v83a.replace(SCAN_V79B, SCAN_V83B), "v79b_gblate", "v83b_wg1scan",
+              "# v83b_wg1scan: v79b_gblate (below) with A's descriptors as v83a_adesc's and the gate scan on warpgroup 1 "
+              "only.")

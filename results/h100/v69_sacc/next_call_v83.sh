@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Written in session 46, not run (its device time was spent). v83a_adesc (make_v83.py: A's descriptors stepped
-# from two low words) against v79b_gblate: builds, harness run 1, probe76 (bare on both, reg on both), Nsight Compute
+# Written in session 46, not run (its device time was spent). v83a_adesc and v83b_wg1scan (make_v83.py: A's
+# descriptors stepped; the gate scan off warpgroup 0) against v79b_gblate: builds, harness run 1, probe76 (bare on
+# the three, reg on v83b and v79b), Nsight Compute
 # (--set full, sources, clocks not locked) on the third gd_wsh_kernel launch at large of each (NCU=0: none), under
 # an nvidia-smi log of clocks, power and clock-event reasons (read only), then harness run 2 while DL allows.
 # One tarball ($OUT/v83.tgz, .ncu-rep files left out). Knobs: DL, CANDS, PROBE_JOBS (name:mode), NCU.
@@ -18,22 +19,22 @@ DL=${DL:-480}
 NCU=${NCU:-1}
 left() { echo $(( DL - ($(date +%s) - T0) )); }
 mark() { echo "$1 at $(( $(date +%s) - T0 )) s" | tee -a $L/timeline.txt; }
-cp .gpu/v83a_adesc.py $P/
+cp .gpu/v83a_adesc.py .gpu/v83b_wg1scan.py $P/
 { date -u; nvidia-smi; nvidia-smi -q -d CLOCK,PERFORMANCE,POWER,TEMPERATURE
   python -c "import torch; print(torch.__version__, torch.version.cuda)"; git log -1 --format=%H; which ncu; ncu --version
 } > $L/env.txt 2>&1
-sha256sum $P/v79b_gblate.py $P/v83a_adesc.py $R/probe76.py $R/make_v83.py .gpu/drive.py .gpu/an34.py harness/judge.py > $L/sha256.txt
+sha256sum $P/v79b_gblate.py $P/v83a_adesc.py $P/v83b_wg1scan.py $R/probe76.py $R/make_v83.py .gpu/drive.py .gpu/an34.py harness/judge.py > $L/sha256.txt
 printf 'baselines:\n  graph: false\n  compile: false\ntiming:\n  budget_s: 1.0\nbuild:\n  overlap_evaluation: never\n  cache_dir: /tmp/hb83\n' > $L/config.yaml
-cands=${CANDS:-"$P/v79b_gblate.py $P/v83a_adesc.py"}
+cands=${CANDS:-"$P/v79b_gblate.py $P/v83a_adesc.py $P/v83b_wg1scan.py"}
 ( MAX_JOBS=4 timeout 240 python -m harness run problems/scalar_gated_delta.yaml --candidates $cands --results /tmp/r83/build \
     --config $L/config.yaml --build-only > $L/logs/build.log 2>&1; mark "harness build-only rc=$?" ) &
-PROBE_JOBS=${PROBE_JOBS:-"v79b_gblate:bare v83a_adesc:bare v83a_adesc:reg v79b_gblate:reg"}
+PROBE_JOBS=${PROBE_JOBS:-"v79b_gblate:bare v83a_adesc:bare v83b_wg1scan:bare v83b_wg1scan:reg v79b_gblate:reg"}
 for job in $PROBE_JOBS; do
   n=${job%%:*}; m=${job##*:}
   ( TORCH_EXTENSIONS_DIR=/tmp/ext83p timeout 240 python $R/probe76.py $P/$n.py --modes=$m --build > $L/logs/build_${n}_$m.log 2>&1
     mark "probe build $n $m rc=$?" ) &
 done
-(( NCU )) && for n in v79b_gblate v83a_adesc; do
+(( NCU )) && for n in v79b_gblate v83b_wg1scan; do
   ( TORCH_EXTENSIONS_DIR=/tmp/ext83d timeout 240 python .gpu/drive.py $P/$n.py large > $L/logs/build_drive_$n.log 2>&1
     mark "drive build $n rc=$?" ) &
 done
@@ -59,7 +60,7 @@ for job in $PROBE_JOBS; do
   grep -v -i warn $L/probe_${n}_$m.log | grep -v "^ *$" | head -20
 done
 snap
-(( NCU )) && for n in v79b_gblate v83a_adesc; do
+(( NCU )) && for n in v79b_gblate v83b_wg1scan; do
   (( $(left) < 60 )) && { mark "ncu $n skipped"; continue; }
   name=ncu_${n}_large
   TORCH_EXTENSIONS_DIR=/tmp/ext83d timeout 120 ncu --clock-control none --set full --import-source yes -k regex:gd_wsh_kernel \
