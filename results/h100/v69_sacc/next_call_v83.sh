@@ -23,7 +23,7 @@ cp .gpu/v83a_adesc.py .gpu/v83b_wg1scan.py $P/
 { date -u; nvidia-smi; nvidia-smi -q -d CLOCK,PERFORMANCE,POWER,TEMPERATURE
   python -c "import torch; print(torch.__version__, torch.version.cuda)"; git log -1 --format=%H; which ncu; ncu --version
 } > $L/env.txt 2>&1
-sha256sum $P/v79b_gblate.py $P/v83a_adesc.py $P/v83b_wg1scan.py $R/probe76.py $R/make_v83.py .gpu/drive.py .gpu/an34.py harness/judge.py > $L/sha256.txt
+sha256sum $P/v79b_gblate.py $P/v83a_adesc.py $P/v83b_wg1scan.py $R/probe76.py $R/make_v83.py results/h200/v63_tma/drive.py results/h200/profiles/v29a_ncu/an34.py harness/judge.py > $L/sha256.txt
 printf 'baselines:\n  graph: false\n  compile: false\ntiming:\n  budget_s: 1.0\nbuild:\n  overlap_evaluation: never\n  cache_dir: /tmp/hb83\n' > $L/config.yaml
 cands=${CANDS:-"$P/v79b_gblate.py $P/v83a_adesc.py $P/v83b_wg1scan.py"}
 ( MAX_JOBS=4 timeout 240 python -m harness run problems/scalar_gated_delta.yaml --candidates $cands --results /tmp/r83/build \
@@ -35,7 +35,7 @@ for job in $PROBE_JOBS; do
     mark "probe build $n $m rc=$?" ) &
 done
 (( NCU )) && for n in v79b_gblate v83b_wg1scan; do
-  ( TORCH_EXTENSIONS_DIR=/tmp/ext83d timeout 240 python .gpu/drive.py $P/$n.py large > $L/logs/build_drive_$n.log 2>&1
+  ( TORCH_EXTENSIONS_DIR=/tmp/ext83d timeout 240 python results/h200/v63_tma/drive.py $P/$n.py large > $L/logs/build_drive_$n.log 2>&1
     mark "drive build $n rc=$?" ) &
 done
 wait
@@ -64,11 +64,11 @@ snap
   (( $(left) < 60 )) && { mark "ncu $n skipped"; continue; }
   name=ncu_${n}_large
   TORCH_EXTENSIONS_DIR=/tmp/ext83d timeout 120 ncu --clock-control none --set full --import-source yes -k regex:gd_wsh_kernel \
-    --launch-skip 2 --launch-count 1 -f -o $L/$name python .gpu/drive.py $P/$n.py large > $L/logs/$name.log 2>&1
+    --launch-skip 2 --launch-count 1 -f -o $L/$name python results/h200/v63_tma/drive.py $P/$n.py large > $L/logs/$name.log 2>&1
   mark "$name rc=$?"
   ncu --import $L/$name.ncu-rep --page details > $L/${name}_details.txt 2>&1
   ncu --import $L/$name.ncu-rep --page source --csv --print-source sass > $L/logs/${name}_sass.csv 2>&1
-  python .gpu/an34.py $L/logs/${name}_sass.csv > $L/${name}_stalls.txt 2>&1
+  python results/h200/profiles/v29a_ncu/an34.py $L/logs/${name}_sass.csv > $L/${name}_stalls.txt 2>&1
   mark "$name exports"
   grep -E "Duration|SM Frequency|Issue Slots Busy|Executed Ipc|No Eligible|Eligible Warps|DRAM Throughput|Mem Busy" $L/${name}_details.txt | head -10
   snap
