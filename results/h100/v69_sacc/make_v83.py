@@ -28,9 +28,10 @@ reads the two chains as equal within ~100 cycles (v82a reg), the chunk follows o
 issue falls (~50 of ~3,200 instructions a scheduler, 1.5%): chunk (bare) 6,150 -> 6,050-6,130, harness large
 -0.3 to -1.5% (H200: 457 -> 450-456 µs). If the chunk falls by more than ~2%, the issue model is too coarse and
 the prep chain still leads; if it does not move at all, issue slots are not the shared limit, and the profiles
-next_call_v83.sh takes have to say what is. v83b: round one of warps 8-11 ~100-200 cycles shorter as well, the
-scheduler's issue ~95 instructions lower (3%): chunk 6,000-6,100, harness large 446-454 µs on an H200; outputs
-bitwise v79b's (the same values, stored by another warp)."""
+next_call_v83.sh takes have to say what is. v83b: round one of warps 8-11 ~100-200 cycles shorter as well, which
+cannot advance the vote (its last arrival is warp 15, the box issue), so its gain over v83a is the issue taken off
+the schedulers (~95 instructions a scheduler with v83a's, 3%): chunk 6,000-6,100, harness large 446-454 µs on an
+H200; outputs bitwise v79b's (the same values, stored by another warp)."""
 from variant import catalogue_source, write_variant
 
 AMAT_V79B = """  float a[8][4];
