@@ -13,7 +13,7 @@ R=results/h100/v69_sacc
 L=$OUT/v83; mkdir -p $L/logs
 snap() { tar czf $OUT/v83.tgz.tmp --exclude="*.ncu-rep" -C $OUT v83 && mv $OUT/v83.tgz.tmp $OUT/v83.tgz; }
 SMI=0
-trap 'kill $SMI 2>/dev/null; snap' EXIT
+trap 'kill $SMI 2>/dev/null; snap; rm -rf $L' EXIT
 T0=$(date +%s)
 DL=${DL:-480}
 NCU=${NCU:-1}
