@@ -5,6 +5,7 @@
 # (--set full, sources, clocks not locked) on the third gd_wsh_kernel launch at large of each (NCU=0: none), under
 # an nvidia-smi log of clocks, power and clock-event reasons (read only), then harness run 2 while DL allows.
 # One tarball ($OUT/v83.tgz, .ncu-rep files left out). Knobs: DL, CANDS, PROBE_JOBS (name:mode), NCU.
+# Session 47: probe76 also reads each CTA's entry, SM and exit (lines "CTAs:", "SMs:"; marks under $L/cta).
 # Before: python results/h100/v69_sacc/make_v83.py
 set -u
 export PYTHONUNBUFFERED=1
@@ -55,7 +56,7 @@ harness_run 1
 for job in $PROBE_JOBS; do
   n=${job%%:*}; m=${job##*:}
   (( $(left) < 15 )) && { mark "probe $n $m skipped"; continue; }
-  TORCH_EXTENSIONS_DIR=/tmp/ext83p timeout 60 python $R/probe76.py $P/$n.py --modes=$m > $L/probe_${n}_$m.log 2>&1
+  PROBE_DUMP=$L/cta TORCH_EXTENSIONS_DIR=/tmp/ext83p timeout 60 python $R/probe76.py $P/$n.py --modes=$m > $L/probe_${n}_$m.log 2>&1
   mark "probe $n $m rc=$?"
   grep -v -i warn $L/probe_${n}_$m.log | grep -v "^ *$" | head -20
 done

@@ -10,6 +10,9 @@ the ~1,000-1,500 cycles probe74 reads between mark 1 and the vote's release are 
          a fence; the next chunk's round-one fence comes ~2,500 cycles after them).
 Every mark also stores %globaltimer beside clock64, so cycles per ns (the SM clock under load) come from the same run.
 Call 14 (session 36): they are; the prep's marks add ~1,700 cycles a chunk (call14/probe76.log).
+Session 47: every mode but plain also stores each CTA's entry time and SM (tid 0, before setup) and consumer
+warp 0's exit, read by `cta_lines` (launch and chunk 0 before chunk 1's top, the last chunk after its mark, the
+slowest CTAs by SM and by rate or stalls); PROBE_DUMP=DIR saves those marks.
     python probe76.py FILE [--dry | --build] [--flush] [--modes=plain,bare,lean,after,reg]"""
 import re
 import sys
@@ -53,7 +56,20 @@ def make_source(path: Path, mode: str) -> str:
         "__device__ __forceinline__ unsigned long long globaltimer_ns() { unsigned long long t; "
         "asm volatile(\"mov.u64 %0, %globaltimer;\" : \"=l\"(t)); return t; }\n"
         f"#define WSH_MARK(m, c) {store}\n"
-        "#define WSH_PMARK(m, c) pmk_[m] = (unsigned)clock64();\n")
+        "#define WSH_PMARK(m, c) pmk_[m] = (unsigned)clock64();\n"
+        f"__device__ unsigned long long g_cta[{NB} * 3];\n")
+    # each CTA's entry (%globaltimer before its first instruction of setup) and its SM (session 47: which CTAs
+    # are slowest, by SM, and what the launch and chunk 0 cost before chunk 1's top)
+    sub("  if (sm_addr(sm) & 1023) __trap();  // wsh_toff's swizzle assumes 1024-byte aligned tiles\n",
+        f"  if (tid == 0 && blockIdx.x < {NB}) {{ unsigned smid_; asm volatile(\"mov.u32 %0, %smid;\" : \"=r\"(smid_)); "
+        "g_cta[3 * blockIdx.x] = globaltimer_ns(); g_cta[3 * blockIdx.x + 1] = smid_; }\n"
+        "  if (sm_addr(sm) & 1023) __trap();  // wsh_toff's swizzle assumes 1024-byte aligned tiles\n")
+    # and when consumer warp 0 leaves the chunk loop: the last chunk's end
+    k0 = src.index("gd_wsh_kernel(const __grid_constant__")
+    done = "    cta_sync();  // chunk c consumed (its buffers free); chunk c+1 prepared\n  }\n}\n"
+    at = src.index(done, k0) + len(done) - 2
+    src = (src[:at] + f"  if (tid == 0 && blockIdx.x < {NB}) g_cta[3 * blockIdx.x + 2] = globaltimer_ns();\n"
+           + src[at:])
     # the prep's loop lies between these two comments; the consumers' own marks 0 and 5 stay
     k0 = src.index("gd_wsh_kernel(const __grid_constant__")
     a, z = src.index("// ---- producers", k0), src.index("// ---- consumers", k0)
@@ -98,9 +114,11 @@ def make_source(path: Path, mode: str) -> str:
         f'torch::Tensor pp_read() {{ auto t = torch::zeros({{{words}}}, torch::kInt32);\n'
         f'  cudaMemcpyFromSymbol(t.data_ptr<int32_t>(), g_pp, sizeof(unsigned) * {words}); return t; }}\n'
         f'torch::Tensor gt_read() {{ auto t = torch::zeros({{{words}}}, torch::kInt64);\n'
-        f'  cudaMemcpyFromSymbol(t.data_ptr<int64_t>(), g_gt, sizeof(long long) * {words}); return t; }}\n"""\n'
-        f'CPP_SRC = "torch::Tensor pp_read(); torch::Tensor gt_read(); void sgd_{ver}_forward(')
-    sub(f'functions=["sgd_{ver}_forward"],', f'functions=["sgd_{ver}_forward", "pp_read", "gt_read"],')
+        f'  cudaMemcpyFromSymbol(t.data_ptr<int64_t>(), g_gt, sizeof(long long) * {words}); return t; }}\n'
+        f'torch::Tensor cta_read() {{ auto t = torch::zeros({{{NB * 3}}}, torch::kInt64);\n'
+        f'  cudaMemcpyFromSymbol(t.data_ptr<int64_t>(), g_cta, sizeof(long long) * {NB * 3}); return t; }}\n"""\n'
+        f'CPP_SRC = "torch::Tensor pp_read(); torch::Tensor gt_read(); torch::Tensor cta_read(); void sgd_{ver}_forward(')
+    sub(f'functions=["sgd_{ver}_forward"],', f'functions=["sgd_{ver}_forward", "pp_read", "gt_read", "cta_read"],')
     return src
 
 
@@ -111,6 +129,47 @@ def built(path: Path, mode: str):
     out = Path(__file__).with_name(f"probe76_{path.stem}_{mode}.py")
     out.write_text(src)
     return out, src
+
+
+def cta_lines(ext, p, gt, n, rel, events_us, tag):
+    """Where the kernel's time goes outside the chunk (session 47): each CTA's entry, its SM, the end of its
+    last chunk (%globaltimer), and whether the slowest CTAs are slow by rate (every chunk longer) or by stalls
+    (a few long chunks). Of the last of the timed calls. PROBE_DUMP=DIR also saves the per-CTA marks there."""
+    import os
+    import torch
+    cta = ext.cta_read().view(-1, 3)[: p.shape[0]]
+    entry, smid, exit_ = cta[:, 0], cta[:, 1], cta[:, 2]
+    us = lambda x: x.double() / 1000.0
+    first = entry.min()
+    top1, last_arr = gt[:, 0, 1, 0], gt[:, 0, n - 1, 5]
+    span = us(last_arr - top1)
+    fill, drain = us(top1 - entry), us(exit_ - last_arr)
+    q = lambda x: f"{x.median().item():.2f} ({x.min().item():.2f}-{x.max().item():.2f})"
+    print(f"  CTAs: entries spread over {us(entry.max() - first).item():.2f} us; entry to chunk 1's top {q(fill)}; "
+          f"chunks 1..{n - 2} {q(span)}; last chunk to exit {q(drain)} us; first entry to last exit "
+          f"{us(exit_.max() - first).item():.1f} us (this call; events median {events_us:.1f} over the calls)")
+    # rate or stalls: a CTA's chunks (consumer warp 0, arrival to arrival) against the median CTA's
+    steps = rel(p[:, 0, 3:n, 5], p[:, 0, 2:n - 1, 5])
+    cta_med = steps.median(dim=1).values
+    typical = steps.median().item()
+    excess = (steps - typical).clamp(min=0)
+    long = steps > 1.15 * typical
+    order = span.argsort(descending=True)
+    print(f"  SMs: {smid.unique().numel()} distinct for {smid.numel()} CTAs; span by SM parity: even "
+          f"{span[smid % 2 == 0].median().item():.1f}, odd {span[smid % 2 == 1].median().item():.1f} us")
+    for rank, i in enumerate(order[:6].tolist() + [order[len(order) // 2].item()]):
+        partner = (smid == (smid[i] ^ 1)).nonzero().flatten().tolist()
+        pspan = f"{span[partner[0]].item():.1f}" if partner else "idle"
+        print(f"    {'median' if rank == 6 else 'slow ' + str(rank + 1)}: CTA {i:3d} on SM {smid[i].item():3d} "
+              f"(SM ^ 1: CTA {partner[0] if partner else '-'}, span {pspan}); span {span[i].item():.1f} us, "
+              f"entry +{us(entry[i] - first).item():.2f}, median chunk {cta_med[i].item():.0f} cycles, "
+              f"{int(long[i].sum())} chunks over 1.15x, their excess {excess[i][long[i]].sum().item():.0f} cycles")
+    out = os.environ.get("PROBE_DUMP")
+    if out:
+        os.makedirs(out, exist_ok=True)
+        torch.save({"smid": smid, "entry_ns": entry, "exit_ns": exit_, "top_ns": gt[:, 0, :n, 0],
+                    "arrival_ns": gt[:, 0, :n, 5], "top_cycles": p[:, 0, :n, 0].int(),
+                    "arrival_cycles": p[:, 0, :n, 5].int()}, os.path.join(out, f"cta_{tag}.pt"))
 
 
 def run(path: Path, mode: str):
@@ -172,6 +231,10 @@ def run(path: Path, mode: str):
           f"p90 {pct(steps, .9):.0f}, p99 {pct(steps, .99):.0f}, max {steps[-1].item():.0f} cycles; CTA spans "
           f"min {span[0].item():.1f}, median {pct(span, .5):.1f}, max {span[-1].item():.1f} us; slowest CTAs "
           f"{(gt[:, 0, n - 1, 5] - gt[:, 0, 1, 0]).argsort(descending=True)[:6].tolist()}")
+    try:
+        cta_lines(ext, p, gt, n, rel, times[len(times) // 2], f"{path.stem}_{mode}")
+    except Exception as exc:  # the new lines must not cost the old ones
+        print(f"  CTAs: not read ({type(exc).__name__}: {exc})")
     for w in range(16):
         r = p[:, w]
         arrive = med(rel(r[:, 3:n, 5], arr0[:, 3:n]))
