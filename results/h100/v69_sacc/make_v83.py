@@ -31,7 +31,22 @@ the prep chain still leads; if it does not move at all, issue slots are not the 
 next_call_v83.sh takes have to say what is. v83b: round one of warps 8-11 ~100-200 cycles shorter as well, which
 cannot advance the vote (its last arrival is warp 15, the box issue), so its gain over v83a is the issue taken off
 the schedulers (~95 instructions a scheduler with v83a's, 3%): chunk 6,000-6,100, harness large 446-454 µs on an
-H200; outputs bitwise v79b's (the same values, stored by another warp)."""
+H200; outputs bitwise v79b's (the same values, stored by another warp).
+
+  v83c_early    v83b_wg1scan with chunk 0's and 1's TMA boxes issued first, before the setup, and chunk 0's gate
+                and beta fetched into L2 there: the issuer inits the mbarriers and issues the boxes, then every
+                thread zeroes shared memory from the gate buffers on (~114 KB; the tiles below, which the boxes
+                fill whole, are no longer zeroed) under their DRAM latency (session 47)
+
+Why v83c (session 47, no machine). The kernel's time is the slowest CTA's entry to exit: ~7 µs of it outside
+chunks 1..126 (v82's call: slowest span 450.2 µs, harness 457-458). Its setup zeroed all ~223 KB of shared memory
+(~1,800 cycles at 128 bytes a cycle, ~1 µs) before the first box was issued, so chunk 0's DRAM latency came after
+it. Prediction (written before any run): probe76's "entry to chunk 1's top" 0.5-1.0 µs under v83b's, the chunk
+unchanged; harness large 0.5-1 µs under v83b (446-453 on an H200: within the run-to-run drift of one file, so the
+probe's line is the measure, the harness the check that nothing else moved). Local ptxas (sm_90a): 128 registers,
+64 HGMMA / 12 DEPBAR; 4 bytes spilled: ptxas keeps `gid` on the stack once the zeroing starts at the gate
+buffers (a float or float4 loop alike; zeroing from 0 with the rest unchanged spills nothing), reloaded at each
+role's setup and on the safe path, outside the non-safe chunk loops."""
 from variant import catalogue_source, write_variant
 
 AMAT_V79B = """  float a[8][4];
@@ -114,3 +129,67 @@ write_variant(v83a, "v79b_gblate", "v83a_adesc",
 write_variant(v83a.replace(SCAN_V79B, SCAN_V83B), "v79b_gblate", "v83b_wg1scan",
               "# v83b_wg1scan: v79b_gblate (below) with A's descriptors as v83a_adesc's and the gate scan on warpgroup 1 "
               "only.")
+
+SETUP_V79B = """  if (sm_addr(sm) & 1023) __trap();  // wsh_toff's swizzle assumes 1024-byte aligned tiles
+  for (int i = tid; i < W::MB; i += 512) sm[i] = 0.f;
+  if (tid == 0) {
+    for (int i = 0; i < W::NBUF; ++i) mbar_init(reinterpret_cast<uint64_t*>(sm + W::MB) + i, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  wg_proxy_fence();  // the zeros before the copy engine's writes
+  __syncthreads();
+
+  const int nchunks = (T + C - 1) / C;
+"""
+
+SETUP_V83C = """  if (sm_addr(sm) & 1023) __trap();  // wsh_toff's swizzle assumes 1024-byte aligned tiles
+  // Chunk 0's and 1's boxes first, and chunk 0's gate and beta fetched into L2 (the issuer, warp NCW + NPW - 1):
+  // the zeroing below runs under their DRAM latency. It stops short of the TMA tiles, which the boxes fill whole
+  // (rows past T as zeros) before anything reads them. (Loading gate and beta into registers here spilled a
+  // register on every path, local ptxas.)
+  if (warp == W::NCW + W::NPW - 1) {
+    if (lane == 0) {
+      asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tq)) : "memory");
+      asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tk)) : "memory");
+      asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tv)) : "memory");
+      for (int i = 0; i < W::NBUF; ++i) mbar_init(reinterpret_cast<uint64_t*>(sm + W::MB) + i, 1);
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+      wsh_tma_chunk(sm, &tq, &tk, &tv, 0, b, h);
+      if (C < T) wsh_tma_chunk(sm, &tq, &tk, &tv, 1, b, h);
+    }
+    if (lane < min(C, T)) {
+      const long long o = ((long long)b * T + lane) * H + h;
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(gate + o));
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(beta + o));
+    }
+  }
+  static_assert(W::GB % 4 == 0 && W::MB % 4 == 0, "16-byte zeros");
+  for (int i = W::GB / 4 + tid; i < W::MB / 4; i += 512) smem_f4[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+  wg_proxy_fence();  // the zeros before any wgmma reads them
+  __syncthreads();
+
+  const int nchunks = (T + C - 1) / C;
+"""
+
+ISSUE_V79B = """    if (issuer) {
+      if (lane == 0) {
+        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tq)) : "memory");
+        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tk)) : "memory");
+        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tv)) : "memory");
+        wsh_tma_chunk(sm, &tq, &tk, &tv, 0, b, h);
+        if (1 < nchunks) wsh_tma_chunk(sm, &tq, &tk, &tv, 1, b, h);
+      }
+      wsh_gb_load(gate, beta, b, h, T, H, 0, lane, gn, bn);
+      wsh_gb_store(sm, 0, gn, bn, lane);
+"""
+
+ISSUE_V83C = """    if (issuer) {  // chunk 0's boxes issued before the setup, its gate and beta fetched into L2 there
+      wsh_gb_load(gate, beta, b, h, T, H, 0, lane, gn, bn);
+      wsh_gb_store(sm, 0, gn, bn, lane);
+"""
+
+v83b = v83a.replace(SCAN_V79B, SCAN_V83B)
+assert v83b.count(SETUP_V79B) == 1 and v83b.count(ISSUE_V79B) == 1
+write_variant(v83b.replace(SETUP_V79B, SETUP_V83C).replace(ISSUE_V79B, ISSUE_V83C), "v79b_gblate", "v83c_early",
+              "# v83c_early: v79b_gblate (below) as v83b_wg1scan, with chunk 0's boxes issued (its gate and beta "
+              "fetched into L2) before the setup's zeroing, which stops short of the TMA tiles.")

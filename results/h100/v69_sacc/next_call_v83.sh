@@ -5,7 +5,9 @@
 # (--set full, sources, clocks not locked) on the third gd_wsh_kernel launch at large of each (NCU=0: none), under
 # an nvidia-smi log of clocks, power and clock-event reasons (read only), then harness run 2 while DL allows.
 # One tarball ($OUT/v83.tgz, .ncu-rep files left out). Knobs: DL, CANDS, PROBE_JOBS (name:mode), NCU.
-# Session 47: probe76 also reads each CTA's entry, SM and exit (lines "CTAs:", "SMs:"; marks under $L/cta).
+# Session 47: probe76 also reads each CTA's entry, SM and exit (lines "CTAs:", "SMs:"; marks under $L/cta), and
+# v83c_early (v83b with chunk 0's boxes before the setup's zeroing) joins the harness runs and the bare probes
+# (~35 s more a harness run: DL 480 -> 540, ~510 s on a started machine).
 # Before: python results/h100/v69_sacc/make_v83.py
 set -u
 export PYTHONUNBUFFERED=1
@@ -16,20 +18,20 @@ snap() { tar czf $OUT/v83.tgz.tmp --exclude="*.ncu-rep" -C $OUT v83 && mv $OUT/v
 SMI=0
 trap 'kill $SMI 2>/dev/null; snap; rm -rf $L' EXIT
 T0=$(date +%s)
-DL=${DL:-480}
+DL=${DL:-540}
 NCU=${NCU:-1}
 left() { echo $(( DL - ($(date +%s) - T0) )); }
 mark() { echo "$1 at $(( $(date +%s) - T0 )) s" | tee -a $L/timeline.txt; }
-cp .gpu/v83a_adesc.py .gpu/v83b_wg1scan.py $P/
+cp .gpu/v83a_adesc.py .gpu/v83b_wg1scan.py .gpu/v83c_early.py $P/
 { date -u; nvidia-smi; nvidia-smi -q -d CLOCK,PERFORMANCE,POWER,TEMPERATURE
   python -c "import torch; print(torch.__version__, torch.version.cuda)"; git log -1 --format=%H; which ncu; ncu --version
 } > $L/env.txt 2>&1
-sha256sum $P/v79b_gblate.py $P/v83a_adesc.py $P/v83b_wg1scan.py $R/probe76.py $R/make_v83.py results/h200/v63_tma/drive.py results/h200/profiles/v29a_ncu/an34.py harness/judge.py > $L/sha256.txt
+sha256sum $P/v79b_gblate.py $P/v83a_adesc.py $P/v83b_wg1scan.py $P/v83c_early.py $R/probe76.py $R/make_v83.py results/h200/v63_tma/drive.py results/h200/profiles/v29a_ncu/an34.py harness/judge.py > $L/sha256.txt
 printf 'baselines:\n  graph: false\n  compile: false\ntiming:\n  budget_s: 1.0\nbuild:\n  overlap_evaluation: never\n  cache_dir: /tmp/hb83\n' > $L/config.yaml
-cands=${CANDS:-"$P/v79b_gblate.py $P/v83a_adesc.py $P/v83b_wg1scan.py"}
+cands=${CANDS:-"$P/v79b_gblate.py $P/v83a_adesc.py $P/v83b_wg1scan.py $P/v83c_early.py"}
 ( MAX_JOBS=4 timeout 240 python -m harness run problems/scalar_gated_delta.yaml --candidates $cands --results /tmp/r83/build \
     --config $L/config.yaml --build-only > $L/logs/build.log 2>&1; mark "harness build-only rc=$?" ) &
-PROBE_JOBS=${PROBE_JOBS:-"v79b_gblate:bare v83a_adesc:bare v83b_wg1scan:bare v83b_wg1scan:reg v79b_gblate:reg"}
+PROBE_JOBS=${PROBE_JOBS:-"v79b_gblate:bare v83a_adesc:bare v83b_wg1scan:bare v83c_early:bare v83b_wg1scan:reg v79b_gblate:reg"}
 for job in $PROBE_JOBS; do
   n=${job%%:*}; m=${job##*:}
   ( TORCH_EXTENSIONS_DIR=/tmp/ext83p timeout 240 python $R/probe76.py $P/$n.py --modes=$m --build > $L/logs/build_${n}_$m.log 2>&1
