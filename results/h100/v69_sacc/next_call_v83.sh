@@ -26,7 +26,7 @@ cp .gpu/v83a_adesc.py .gpu/v83b_wg1scan.py .gpu/v83c_early.py $P/
 { date -u; nvidia-smi; nvidia-smi -q -d CLOCK,PERFORMANCE,POWER,TEMPERATURE
   python -c "import torch; print(torch.__version__, torch.version.cuda)"; git log -1 --format=%H; which ncu; ncu --version
 } > $L/env.txt 2>&1
-sha256sum $P/v79b_gblate.py $P/v83a_adesc.py $P/v83b_wg1scan.py $P/v83c_early.py $R/probe76.py $R/make_v83.py results/h200/v63_tma/drive.py results/h200/profiles/v29a_ncu/an34.py harness/judge.py > $L/sha256.txt
+sha256sum $P/v79b_gblate.py $P/v83a_adesc.py $P/v83b_wg1scan.py $P/v83c_early.py $R/probe76.py $R/cta_spans.py $R/make_v83.py results/h200/v63_tma/drive.py results/h200/profiles/v29a_ncu/an34.py harness/judge.py > $L/sha256.txt
 printf 'baselines:\n  graph: false\n  compile: false\ntiming:\n  budget_s: 1.0\nbuild:\n  overlap_evaluation: never\n  cache_dir: /tmp/hb83\n' > $L/config.yaml
 cands=${CANDS:-"$P/v79b_gblate.py $P/v83a_adesc.py $P/v83b_wg1scan.py $P/v83c_early.py"}
 ( MAX_JOBS=4 timeout 240 python -m harness run problems/scalar_gated_delta.yaml --candidates $cands --results /tmp/r83/build \
@@ -62,6 +62,7 @@ for job in $PROBE_JOBS; do
   mark "probe $n $m rc=$?"
   grep -v -i warn $L/probe_${n}_$m.log | grep -v "^ *$" | head -20
 done
+timeout 30 python $R/cta_spans.py $L/cta > $L/cta_spans.txt 2>&1; tail -12 $L/cta_spans.txt
 snap
 (( NCU )) && for n in v79b_gblate v83b_wg1scan; do
   (( $(left) < 60 )) && { mark "ncu $n skipped"; continue; }
