@@ -153,7 +153,7 @@ def cta_lines(ext, p, gt, n, rel, events_us, tag):
     cta_med = steps.median(dim=1).values
     typical = steps.median().item()
     excess = (steps - typical).clamp(min=0)
-    long = steps > 1.15 * typical
+    stalled = steps > 1.15 * typical
     order = span.argsort(descending=True)
     print(f"  SMs: {smid.unique().numel()} distinct for {smid.numel()} CTAs; span by SM parity: even "
           f"{span[smid % 2 == 0].median().item():.1f}, odd {span[smid % 2 == 1].median().item():.1f} us")
@@ -163,7 +163,7 @@ def cta_lines(ext, p, gt, n, rel, events_us, tag):
         print(f"    {'median' if rank == 6 else 'slow ' + str(rank + 1)}: CTA {i:3d} on SM {smid[i].item():3d} "
               f"(SM ^ 1: CTA {partner[0] if partner else '-'}, span {pspan}); span {span[i].item():.1f} us, "
               f"entry +{us(entry[i] - first).item():.2f}, median chunk {cta_med[i].item():.0f} cycles, "
-              f"{int(long[i].sum())} chunks over 1.15x, their excess {excess[i][long[i]].sum().item():.0f} cycles")
+              f"{int(stalled[i].sum())} chunks over 1.15x, their excess {excess[i][stalled[i]].sum().item():.0f} cycles")
     out = os.environ.get("PROBE_DUMP")
     if out:
         os.makedirs(out, exist_ok=True)
