@@ -145,8 +145,8 @@ SETUP_V79B = """  if (sm_addr(sm) & 1023) __trap();  // wsh_toff's swizzle assum
 SETUP_V83C = """  if (sm_addr(sm) & 1023) __trap();  // wsh_toff's swizzle assumes 1024-byte aligned tiles
   // Chunk 0's and 1's boxes first, and chunk 0's gate and beta fetched into L2 (the issuer, warp NCW + NPW - 1):
   // the zeroing below runs under their DRAM latency. It stops short of the TMA tiles, which the boxes fill whole
-  // (rows past T as zeros) before anything reads them. (Loading gate and beta into registers here spilled a
-  // register on every path, local ptxas.)
+  // (rows past T as zeros) before anything reads them. (With the zeroing starting there ptxas keeps gid on the
+  // stack: 4 bytes, reloaded outside the non-safe chunk loops.)
   if (warp == W::NCW + W::NPW - 1) {
     if (lane == 0) {
       asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tq)) : "memory");
